@@ -1,0 +1,1 @@
+"""Storm over Olympus: an event-sourced game service."""

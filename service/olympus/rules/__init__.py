@@ -1,0 +1,45 @@
+"""The rules of Storm over Olympus as pure functions: ``decide``, ``evolve``, ``legal_actions``.
+
+Nothing here does I/O, reads a clock or draws a random number: randomness and time enter only
+through commands and the events they produce.
+"""
+
+from . import powers as _powers  # noqa: F401  (registers the characters' powers)
+from .board import BOARD, PALACE, TARTARUS, Realm
+from .characters import BY_NAME, CHARACTERS, Faction
+from .commands import Command, parse_command
+from .decide import decide, execute
+from .errors import IllegalCommand
+from .events import Event, decode, encode
+from .evolve import evolve, replay
+from .legal import LegalAction, legal_actions
+from .setup import create, random_placements
+from .state import GameState, Maneuver, Options, Phase
+
+__all__ = [
+    "BOARD",
+    "BY_NAME",
+    "CHARACTERS",
+    "PALACE",
+    "TARTARUS",
+    "Command",
+    "Event",
+    "Faction",
+    "GameState",
+    "IllegalCommand",
+    "LegalAction",
+    "Maneuver",
+    "Options",
+    "Phase",
+    "Realm",
+    "create",
+    "decide",
+    "decode",
+    "encode",
+    "evolve",
+    "execute",
+    "legal_actions",
+    "parse_command",
+    "random_placements",
+    "replay",
+]

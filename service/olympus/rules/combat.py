@@ -1,0 +1,433 @@
+"""Combat (R8) and retreats (R9): strengths, limits, the resolution of a round and its steps."""
+
+from __future__ import annotations
+
+from . import events as ev
+from .board import BOARD
+from .characters import BY_NAME, ORDER, Faction
+from .decision import Decision
+from .errors import IllegalCommand
+from .honor import penalty
+from .movement import STACK_LIMIT
+from .powers import POWERS, Action, powers_of
+from .state import Combat, Commitment, GameState, Maneuver, Step, StepKind
+from .turns import end_turn
+
+ENERGY_PER_UNIT = 6
+FREE_ENERGY = 4  # committing more costs 1 Honor
+ALL_OUT_HONOR = 2
+RETREAT_HONOR = 2
+CHASE_MODIFIER = -3
+ALL_MANEUVERS = frozenset(Maneuver)
+ALL_OUT = frozenset({Maneuver.ALL_OUT_ATTACK, Maneuver.ALL_OUT_DEFENSE})
+
+
+def current(state: GameState) -> Combat:
+    if state.combat is None:
+        raise IllegalCommand("not_in_combat", "There is no combat going on.")
+    return state.combat
+
+
+def combatants(state: GameState, faction: Faction) -> list[str]:
+    return state.units_in(current(state).region, faction)
+
+
+# --- strength -----------------------------------------------------------------------------------
+
+
+def base_strengths(state: GameState) -> dict[Faction, int]:
+    """R8: nominal strengths after Hypnos and Aphrodite, plus the powers' bonuses."""
+    region = current(state).region
+    units = state.units_in(region)
+    nominal = {u: BY_NAME[u].strength for u in units}
+    present = powers_of(units)
+    for power in sorted(present, key=lambda p: p.nominal_priority):
+        nominal = power.adjust_nominal(state, region, nominal)
+    base = {f: sum(v for u, v in nominal.items() if BY_NAME[u].faction is f) for f in Faction}
+    neighbours = [
+        u
+        for u in state.revealed
+        if u in state.positions and state.positions[u] in BOARD.neighbours(region)
+    ]
+    for faction in Faction:
+        base[faction] += sum(p.strength_bonus(state, region, faction) for p in present)
+        base[faction] += sum(
+            p.adjacent_bonus(state, region, faction) for p in powers_of(neighbours)
+        )
+    return base
+
+
+def effective_power(state: GameState, faction: Faction, commitment: Commitment, base: int) -> int:
+    """Base + Energy (× powers), Chase modifier, doubled for the all-out maneuvers (R8).
+
+    A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
+    """
+    region = current(state).region
+    present = powers_of(state.units_in(region, faction))
+    factor = 1
+    for power in present:
+        factor *= power.energy_factor(state, region, faction)
+    power_ = base + commitment.energy * factor
+    if commitment.maneuver is Maneuver.CHASE:
+        modifiers = [
+            m for p in present if (m := p.chase_modifier(state, region, faction)) is not None
+        ]
+        power_ += max(modifiers) if modifiers else CHASE_MODIFIER
+    if commitment.maneuver in ALL_OUT:
+        power_ *= 2
+    return power_
+
+
+# --- commitments --------------------------------------------------------------------------------
+
+
+def energy_limit(state: GameState, faction: Faction) -> int:
+    """R8: 6 per own unit in the combat, after Moirae and Nyx, never above the stock."""
+    region = current(state).region
+    limit = ENERGY_PER_UNIT * len(state.units_in(region, faction))
+    for power in powers_of(state.units_in(region)):
+        limit = power.energy_limit(state, region, faction, limit)
+    return max(0, min(limit, state.energy[faction]))
+
+
+def allowed_maneuvers(state: GameState, faction: Faction) -> frozenset[Maneuver]:
+    region = current(state).region
+    allowed = ALL_MANEUVERS
+    for power in powers_of(state.units_in(region, faction)):
+        allowed = power.allowed_maneuvers(state, region, faction, allowed)
+    return allowed
+
+
+def first_to_commit(state: GameState) -> Faction | None:
+    """Which side must commit first in this round, if any (R8: Open Combat and Athena)."""
+    combat = current(state)
+    seer = seeing_side(state)
+    if seer is not None:
+        return seer.enemy if state.options.open_combat else None
+    if state.options.open_combat:
+        return combat.attacker if combat.round == 1 else combat.defender
+    return None
+
+
+def seeing_side(state: GameState) -> Faction | None:
+    """The side that sees the other's commitment before committing in round 1 (Athena)."""
+    combat = current(state)
+    if combat.round != 1:
+        return None
+    for unit in state.units_in(combat.region):
+        power = POWERS.get(unit)
+        if power is not None and power.sees_opponent_commitment(state, combat.region):
+            return BY_NAME[unit].faction
+    return None
+
+
+def sees_commitment(state: GameState, faction: Faction) -> bool:
+    """Whether ``faction`` may see the opponent's sealed commitment now (R8)."""
+    if state.combat is None:
+        return False
+    return first_to_commit(state) is faction.enemy or seeing_side(state) is faction
+
+
+def commitment_honor(state: GameState, faction: Faction, commitment: Commitment) -> int:
+    """The Honor a commitment costs when revealed (a positive number of points)."""
+    action = Action(faction, tuple(combatants(state, faction)), "combat")
+    points = 0
+    if commitment.maneuver in ALL_OUT:
+        points += penalty(state, action, "all_out", ALL_OUT_HONOR)
+    if commitment.energy > FREE_ENERGY:
+        points += penalty(state, action, "energy", 1)
+    return points
+
+
+def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:
+    combat = current(state)
+    if state.pending:
+        raise IllegalCommand("choice_pending", "A choice must be made before the next round.")
+    if faction in combat.commitments:
+        raise IllegalCommand("already_committed", "You have already committed for this round.")
+    first = first_to_commit(state)
+    if first is not None and first is not faction and first not in combat.commitments:
+        raise IllegalCommand("wait_for_opponent", "Your opponent commits first in this round.")
+    if maneuver not in allowed_maneuvers(state, faction):
+        raise IllegalCommand("maneuver_not_allowed", f"Your units cannot use {maneuver.value}.")
+    limit = energy_limit(state, faction)
+    if energy > limit:
+        raise IllegalCommand("energy_limit", f"You may commit at most {limit} Energy this round.")
+
+
+def commit(
+    d: Decision, faction: Faction, maneuver: Maneuver, energy: int, reveal: list[str]
+) -> None:
+    check_commitment(d.state, faction, maneuver, energy)
+    for unit in reveal:
+        power = POWERS.get(unit)
+        if (
+            BY_NAME.get(unit) is None
+            or BY_NAME[unit].faction is not faction
+            or unit not in d.state.positions
+            or unit in d.state.revealed
+            or power is None
+            or not power.may_reveal_in_commit(d.state, faction)
+        ):
+            raise IllegalCommand("cannot_reveal", f"Revealing {unit} does nothing here.")
+        d.emit(ev.UnitsRevealed(units=(unit,)))
+        if faction.enemy in current(d.state).commitments:
+            d.emit(ev.CommitmentWithdrawn(faction=faction.enemy))
+    d.emit(ev.CombatCommitted(faction, current(d.state).round, maneuver, energy))
+    if len(current(d.state).commitments) == 2:
+        resolve_round(d)
+
+
+# --- resolution ---------------------------------------------------------------------------------
+
+
+def _retreat_succeeds_against_chase(state: GameState, retreating: Faction) -> bool:
+    units = combatants(state, retreating)
+    if not any(p.retreat_unstoppable(state, units) for p in powers_of(units)):
+        return False
+    chasers = powers_of(combatants(state, retreating.enemy))
+    return not any(p.stops_unstoppable_retreat(state) for p in chasers)
+
+
+def plan_round(
+    state: GameState, maneuvers: dict[Faction, Maneuver], power: dict[Faction, int]
+) -> tuple[Faction | None, list[StepKind | tuple[StepKind, Faction]]]:
+    """The winner (None when nobody fights) and the steps of a round, per R8's overview."""
+    combat = current(state)
+    a, d = combat.attacker, combat.defender
+    retreating = [f for f in (a, d) if maneuvers[f] is Maneuver.RETREAT]
+    if len(retreating) == 2:
+        return None, [(StepKind.RETREAT, d), (StepKind.RETREAT, a)]
+    winner = a if power[a] >= power[d] else d  # ties go to the original attacker
+    loser = winner.enemy
+    if retreating:
+        r = retreating[0]
+        if maneuvers[r.enemy] is not Maneuver.CHASE or _retreat_succeeds_against_chase(state, r):
+            return None, [(StepKind.RETREAT, r)]
+        if winner is r:
+            return winner, [(StepKind.LEAVE_OR_STRIKE, r)]
+        return winner, [(StepKind.REMOVE, r), (StepKind.LEAVE_OR_STAY, r)]
+    if maneuvers[a] is maneuvers[d] is Maneuver.ALL_OUT_ATTACK:
+        return winner, [(StepKind.ANNIHILATE, a), (StepKind.ANNIHILATE, d)]
+    steps: list[StepKind | tuple[StepKind, Faction]] = []
+    if maneuvers[winner] is Maneuver.ALL_OUT_DEFENSE:
+        pass  # the all-out defender won: nobody dies, a new round follows
+    elif maneuvers[loser] is Maneuver.ALL_OUT_ATTACK:
+        steps.append((StepKind.ANNIHILATE, loser))
+    else:
+        steps.append((StepKind.REMOVE, loser))
+    if (
+        maneuvers[winner] is Maneuver.ALL_OUT_ATTACK
+        and maneuvers[loser] is not Maneuver.ALL_OUT_DEFENSE
+    ):
+        steps.append((StepKind.ANNIHILATE, winner))
+    return winner, steps
+
+
+def resolve_round(d: Decision) -> None:
+    """Both commitments are in: reveal them, pay their costs, fight, then settle the steps."""
+    state = d.state
+    combat = current(state)
+    commitments = dict(combat.commitments)
+    maneuvers = {f: c.maneuver for f, c in commitments.items()}
+    for f in Faction:  # R8: a Retreat with no legal region works as Standard
+        if maneuvers[f] is Maneuver.RETREAT and not retreat_regions(state, f):
+            maneuvers[f] = Maneuver.STANDARD
+    base = base_strengths(state)
+    power = {f: effective_power(state, f, commitments[f], base[f]) for f in Faction}
+    winner, plan = plan_round(state, maneuvers, power)
+    o, c = commitments[Faction.OLYMPIANS], commitments[Faction.CHTHONIANS]
+    d.emit(
+        ev.CombatRoundResolved(
+            round=combat.round,
+            olympian_maneuver=o.maneuver,
+            olympian_energy=o.energy,
+            chthonian_maneuver=c.maneuver,
+            chthonian_energy=c.energy,
+            olympian_power=power[Faction.OLYMPIANS],
+            chthonian_power=power[Faction.CHTHONIANS],
+            winner=winner,
+        )
+    )
+    for f in (combat.attacker, combat.defender):  # committed Energy is always spent
+        if commitments[f].energy:
+            d.emit(ev.EnergyChanged(f, -commitments[f].energy, "combat"))
+    for p in powers_of(state.units_in(combat.region)):
+        p.round_resolved(d, o.energy)
+    for f in (combat.attacker, combat.defender):
+        points = commitment_honor(state, f, commitments[f])
+        if points:
+            d.emit(ev.HonorChanged(f, -points, "combat"))
+    if d.check_end():
+        return
+    steps = [
+        Step(kind, faction, combat.region)
+        for kind, faction in plan  # type: ignore[misc]
+    ]
+    run_steps(d, steps)
+
+
+# --- steps: removals, retreats, annihilation ------------------------------------------------------
+
+
+def eliminate(d: Decision, unit: str, cause: str) -> None:
+    region = d.state.positions[unit]
+    d.emit(ev.UnitEliminated(unit=unit, cause=cause))
+    for power in powers_of([unit]):
+        power.on_eliminated(d, region, cause)
+    d.check_end()
+
+
+def removal_candidates(state: GameState, step: Step) -> list[str]:
+    units = state.units_in(step.region, step.faction)
+    if step.kind is StepKind.STRUCK:
+        return [
+            u
+            for u in units
+            if not (u in POWERS and POWERS[u].thunderbolt_immune(state, step.region))
+        ]
+    return units
+
+
+def weakest(units: list[str]) -> str:
+    """R8: the fallback choice of a missed deadline: lowest nominal strength, then R1 order."""
+    return min(units, key=lambda u: (BY_NAME[u].strength, ORDER[u]))
+
+
+def retreat_regions(state: GameState, faction: Faction) -> list[int]:
+    """R9: where ``faction``'s units in the combat may retreat now."""
+    combat = current(state)
+    region = combat.region
+    units = state.units_in(region, faction)
+    if not units:
+        return []
+    present = powers_of(units)
+    neighbours = BOARD.neighbours(region)
+    if combat.origin is None or any(p.retreats_any_direction(state, units) for p in present):
+        candidates = set(neighbours)
+    elif faction is combat.attacker:
+        candidates = {combat.origin} | (BOARD.neighbours(combat.origin) & neighbours)
+    else:
+        candidates = set(neighbours) - {combat.origin} - BOARD.neighbours(combat.origin)
+    across = any(p.retreats_across_styx(state, units) for p in present)
+    return sorted(
+        r
+        for r in candidates
+        if not state.count_in(r, faction.enemy)
+        and state.count_in(r, faction) + len(units) <= STACK_LIMIT
+        and (across or not BOARD.crosses_styx(region, r))
+    )
+
+
+def retreat(d: Decision, faction: Faction, destination: int) -> None:
+    units = tuple(combatants(d.state, faction))
+    points = penalty(d.state, Action(faction, units, "retreat"), "retreat", RETREAT_HONOR)
+    d.emit(ev.UnitsRetreated(faction=faction, units=units, destination=destination))
+    if points:
+        d.emit(ev.HonorChanged(faction, -points, "retreat"))
+    d.check_end()
+
+
+def run_steps(d: Decision, steps: list[Step]) -> None:
+    """Settle the steps that need no choice; stop at the first that does, or finish the round."""
+    while steps and not d.over:
+        step = steps[0]
+        units = d.state.units_in(step.region, step.faction)
+        if not units:
+            steps.pop(0)
+            continue
+        if step.kind is StepKind.ANNIHILATE:
+            for unit in units:
+                if unit in d.state.positions and not d.over:
+                    eliminate(d, unit, "all_out_attack")
+            steps.pop(0)
+            continue
+        if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
+            candidates = removal_candidates(d.state, step)
+            if len(candidates) > 1:
+                break
+            if candidates:
+                eliminate(d, candidates[0], step.kind.value)
+            steps.pop(0)
+            continue
+        if retreat_regions(d.state, step.faction):
+            break
+        if step.kind is StepKind.LEAVE_OR_STRIKE:  # nowhere to go: stay and strike
+            steps[0] = Step(StepKind.REMOVE, step.faction.enemy, step.region)
+        else:  # nowhere to go: the side stays, and pays nothing
+            steps.pop(0)
+    if d.over:
+        return
+    if steps:
+        d.emit(ev.ChoicePending(steps=tuple(s.encode() for s in steps)))
+        return
+    finish_steps(d)
+
+
+def finish_steps(d: Decision) -> None:
+    """After the last step: next round, end of combat, or end of the turn (thunderbolt)."""
+    combat = d.state.combat
+    if combat is None:
+        end_turn(d)
+        return
+    region = combat.region
+    if all(d.state.count_in(region, f) for f in Faction):
+        d.emit(ev.CombatRoundStarted(round=combat.round + 1))
+        return
+    d.emit(ev.CombatEnded(region=region))
+    end_turn(d)
+
+
+def awaited(state: GameState, faction: Faction, kinds: tuple[StepKind, ...]) -> Step:
+    if not state.pending:
+        raise IllegalCommand("no_choice_pending", "No choice is awaited now.")
+    step = state.pending[0]
+    if step.faction is not faction:
+        raise IllegalCommand("not_your_choice", "Your opponent has a choice to make.")
+    if step.kind not in kinds:
+        raise IllegalCommand("wrong_choice", f"The awaited choice is: {step.kind.value}.")
+    return step
+
+
+def choose_removal(d: Decision, faction: Faction, unit: str) -> None:
+    step = awaited(d.state, faction, (StepKind.REMOVE, StepKind.STRUCK))
+    if unit not in removal_candidates(d.state, step):
+        raise IllegalCommand("invalid_choice", f"{unit} cannot be the unit removed.")
+    rest = list(d.state.pending[1:])
+    eliminate(d, unit, step.kind.value)
+    run_steps(d, rest)
+
+
+def choose_retreat(d: Decision, faction: Faction, region: int) -> None:
+    awaited(d.state, faction, (StepKind.RETREAT, StepKind.LEAVE_OR_STAY, StepKind.LEAVE_OR_STRIKE))
+    if region not in retreat_regions(d.state, faction):
+        raise IllegalCommand("invalid_retreat", f"Your units cannot retreat to region {region}.")
+    rest = list(d.state.pending[1:])
+    retreat(d, faction, region)
+    run_steps(d, rest)
+
+
+def choose_stay(d: Decision, faction: Faction) -> None:
+    step = awaited(d.state, faction, (StepKind.LEAVE_OR_STAY, StepKind.LEAVE_OR_STRIKE))
+    rest = list(d.state.pending[1:])
+    d.emit(ev.StayedInCombat(faction=faction))
+    if step.kind is StepKind.LEAVE_OR_STRIKE:
+        rest.insert(0, Step(StepKind.REMOVE, faction.enemy, step.region))
+    run_steps(d, rest)
+
+
+def start_combat(
+    d: Decision, region: int, attacker: Faction, origin: int | None, move=None
+) -> None:
+    """A move ended where enemies stand (R8): reveal everyone, apply meetings, await commits."""
+    d.emit(ev.CombatStarted(region=region, attacker=attacker, origin=origin))
+    hidden = tuple(u for u in d.state.units_in(region) if u not in d.state.revealed)
+    if hidden:
+        d.emit(ev.UnitsRevealed(units=hidden))
+    for unit in d.state.units_in(region):
+        if unit in d.state.positions and unit in POWERS and not d.over:
+            POWERS[unit].before_combat(d, region, move)
+    if d.check_end() or d.state.pending:
+        return
+    if not all(d.state.count_in(region, f) for f in Faction):
+        finish_steps(d)

@@ -1,0 +1,43 @@
+"""A decision in the making: the events emitted so far and the state they lead to.
+
+``decide`` handlers emit events one at a time; each is folded at once, so later rules see the
+consequences of earlier ones (an elimination before the game-end check, a retreat before the
+attacker's retreat regions). The events are the only output; the state is a by-product.
+"""
+
+from __future__ import annotations
+
+from . import events as ev
+from .endgame import outcome
+from .errors import IllegalCommand
+from .evolve import evolve
+from .state import GameState, Phase
+
+
+class Decision:
+    __slots__ = ("events", "state")
+
+    def __init__(self, state: GameState) -> None:
+        self.state = state
+        self.events: list[ev.Event] = []
+
+    def emit(self, event: ev.Event) -> None:
+        self.events.append(event)
+        self.state = evolve(self.state, event)
+
+    @property
+    def over(self) -> bool:
+        return self.state.phase is Phase.OVER
+
+    def check_end(self) -> bool:
+        """R11: end the game if Honor or the board decide it; True when the game is over."""
+        if self.over:
+            return True
+        result = outcome(self.state)
+        if result is not None:
+            self.emit(ev.GameEnded(result=result[0], reason=result[1]))
+        return self.over
+
+    @staticmethod
+    def illegal(code: str, sentence: str) -> IllegalCommand:
+        return IllegalCommand(code, sentence)

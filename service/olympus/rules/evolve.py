@@ -1,0 +1,182 @@
+"""``evolve(state, event) -> state``: fold one event; no rule is judged here, facts are applied."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+
+from . import events as ev
+from .board import TARTARUS
+from .characters import Faction
+from .state import Combat, Commitment, GameState, Options, Phase, Step
+
+START_HONOR, OPEN_COMBAT_HONOR, START_ENERGY = 16, 10, 24
+
+
+def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
+    options = Options(e.open_combat, e.random_setup, e.chthonian_honor)
+    honor = OPEN_COMBAT_HONOR if e.open_combat else START_HONOR
+    return replace(
+        s,
+        options=options,
+        phase=Phase.SETUP,
+        honor={Faction.OLYMPIANS: honor, Faction.CHTHONIANS: honor + e.chthonian_honor},
+        energy={f: START_ENERGY for f in Faction},
+    )
+
+
+def _setup_submitted(s: GameState, e: ev.SetupSubmitted) -> GameState:
+    return replace(s, setups={**s.setups, e.faction: dict(e.placements)})
+
+
+def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> GameState:
+    positions = {u: r for placements in s.setups.values() for u, r in placements.items()}
+    return replace(s, positions=positions, picked=frozenset(positions), setups={})
+
+
+def _turn_started(s: GameState, e: ev.TurnStarted) -> GameState:
+    return replace(s, phase=Phase.TURN, turn=e.faction, turn_number=e.number, extra_step=None)
+
+
+def _honor_changed(s: GameState, e: ev.HonorChanged) -> GameState:
+    return replace(s, honor={**s.honor, e.faction: s.honor[e.faction] + e.delta})
+
+
+def _energy_changed(s: GameState, e: ev.EnergyChanged) -> GameState:
+    return replace(s, energy={**s.energy, e.faction: s.energy[e.faction] + e.delta})
+
+
+def _units_revealed(s: GameState, e: ev.UnitsRevealed) -> GameState:
+    return replace(s, revealed=s.revealed | set(e.units))
+
+
+def _units_hidden(s: GameState, e: ev.UnitsHidden) -> GameState:
+    return replace(s, revealed=s.revealed - set(e.units))
+
+
+def _units_moved(s: GameState, e: ev.UnitsMoved | ev.UnitsRetreated) -> GameState:
+    positions = dict(s.positions)
+    for unit in e.units:
+        positions[unit] = e.destination
+    return replace(s, positions=positions, extra_step=None)
+
+
+def _extra_step_offered(s: GameState, e: ev.ExtraStepOffered) -> GameState:
+    return replace(s, extra_step=e.unit)
+
+
+def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> GameState:
+    return replace(
+        s,
+        positions={**s.positions, e.unit: TARTARUS},
+        eliminated=tuple(u for u in s.eliminated if u != e.unit),
+    )
+
+
+def _combat_started(s: GameState, e: ev.CombatStarted) -> GameState:
+    return replace(s, phase=Phase.COMBAT, combat=Combat(e.region, e.attacker, e.origin))
+
+
+def _combat_committed(s: GameState, e: ev.CombatCommitted) -> GameState:
+    assert s.combat is not None
+    commitments = {**s.combat.commitments, e.faction: Commitment(e.maneuver, e.energy)}
+    return replace(s, combat=replace(s.combat, commitments=commitments))
+
+
+def _commitment_withdrawn(s: GameState, e: ev.CommitmentWithdrawn) -> GameState:
+    assert s.combat is not None
+    commitments = {f: c for f, c in s.combat.commitments.items() if f is not e.faction}
+    return replace(s, combat=replace(s.combat, commitments=commitments))
+
+
+def _round_resolved(s: GameState, e: ev.CombatRoundResolved) -> GameState:
+    assert s.combat is not None
+    return replace(s, combat=replace(s.combat, commitments={}))
+
+
+def _choice_pending(s: GameState, e: ev.ChoicePending) -> GameState:
+    return replace(s, pending=tuple(Step.decode(t) for t in e.steps))
+
+
+def _unit_eliminated(s: GameState, e: ev.UnitEliminated) -> GameState:
+    positions = dict(s.positions)
+    del positions[e.unit]
+    unrecallable = s.unrecallable | {e.unit} if e.cause == "demeter" else s.unrecallable
+    return replace(
+        s,
+        positions=positions,
+        eliminated=(*s.eliminated, e.unit),
+        revealed=s.revealed | {e.unit},
+        unrecallable=unrecallable,
+        pending=(),
+    )
+
+
+def _units_retreated(s: GameState, e: ev.UnitsRetreated) -> GameState:
+    return replace(_units_moved(s, e), pending=())
+
+
+def _stayed(s: GameState, e: ev.StayedInCombat) -> GameState:
+    return replace(s, pending=())
+
+
+def _round_started(s: GameState, e: ev.CombatRoundStarted) -> GameState:
+    assert s.combat is not None
+    return replace(s, combat=replace(s.combat, round=e.round, commitments={}), pending=())
+
+
+def _combat_ended(s: GameState, e: ev.CombatEnded) -> GameState:
+    return replace(s, phase=Phase.TURN, combat=None, pending=())
+
+
+def _game_ended(s: GameState, e: ev.GameEnded) -> GameState:
+    winner = None if e.result == "draw" else Faction(e.result)
+    return replace(s, phase=Phase.OVER, result=e.result, winner=winner, pending=())
+
+
+def _unchanged(s: GameState, e: ev.Event) -> GameState:
+    return s
+
+
+_HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
+    ev.GameCreated: _game_created,
+    ev.SetupSubmitted: _setup_submitted,
+    ev.RandomSetupDrawn: _unchanged,
+    ev.SetupRevealed: _setup_revealed,
+    ev.TurnStarted: _turn_started,
+    ev.HonorChanged: _honor_changed,
+    ev.EnergyChanged: _energy_changed,
+    ev.UnitsRevealed: _units_revealed,
+    ev.UnitsHidden: _units_hidden,
+    ev.UnitsMoved: _units_moved,
+    ev.ExtraStepOffered: _extra_step_offered,
+    ev.LiturgyPerformed: _unchanged,
+    ev.Passed: _unchanged,
+    ev.ThunderboltThrown: _unchanged,
+    ev.UnitRecalled: _unit_recalled,
+    ev.LeaderSucceeded: _unchanged,
+    ev.CombatStarted: _combat_started,
+    ev.CombatCommitted: _combat_committed,
+    ev.CommitmentWithdrawn: _commitment_withdrawn,
+    ev.CombatRoundResolved: _round_resolved,
+    ev.ChoicePending: _choice_pending,
+    ev.UnitEliminated: _unit_eliminated,
+    ev.UnitsRetreated: _units_retreated,
+    ev.StayedInCombat: _stayed,
+    ev.CombatRoundStarted: _round_started,
+    ev.CombatEnded: _combat_ended,
+    ev.GameEnded: _game_ended,
+}
+assert set(_HANDLERS) == set(ev.EVENT_TYPES.values()), "every event type needs a fold"
+
+
+def evolve(state: GameState, event: ev.Event) -> GameState:
+    new = _HANDLERS[type(event)](state, event)  # type: ignore[arg-type]
+    return replace(new, version=state.version + 1)
+
+
+def replay(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
+    state = GameState() if state is None else state
+    for event in events:
+        state = evolve(state, event)
+    return state

@@ -1,0 +1,144 @@
+"""``legal_actions(state, seat)``: every legal command in a position, with what it costs.
+
+The client warns before a loss of Honor from these figures (as Yucata does) and bots pick from
+them. Setup is the one exception: its placements are too many to list; ``random_placements``
+draws one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from itertools import combinations
+
+from . import combat
+from . import commands as cmd
+from .board import BOARD
+from .characters import Faction
+from .decide import may_pass
+from .errors import IllegalCommand
+from .movement import plan_move
+from .powers import POWERS, MoveContext
+from .state import GameState, Maneuver, Phase, StepKind
+
+
+@dataclass(frozen=True, slots=True)
+class LegalAction:
+    command: cmd.Command
+    honor: int = 0  # Honor change it causes at once (negative: a loss)
+    energy: int = 0  # Energy it spends at once (positive: paid)
+
+
+# Powers contribute their own "instead of moving" actions (thunderbolt, recall).
+POWER_ACTIONS: list = []
+
+
+def _moves(state: GameState, side: Faction) -> list[LegalAction]:
+    actions: list[LegalAction] = []
+    origins: dict[int, list[str]] = {}
+    for unit in state.units_of(side):
+        origins.setdefault(state.positions[unit], []).append(unit)
+    if state.extra_step is not None:
+        origins = {state.positions[state.extra_step]: [state.extra_step]}
+    for origin, units in origins.items():
+        for size in range(1, len(units) + 1):
+            for group in combinations(units, size):
+                for destination in sorted(BOARD.neighbours(origin)):
+                    actions.extend(_variants(state, side, list(group), destination, False))
+                if size == 1:
+                    for destination in range(len(BOARD.regions)):
+                        actions.extend(_variants(state, side, list(group), destination, True))
+    return actions
+
+
+def _revealable(state: GameState, side: Faction, units: list[str], to: int, fly: bool) -> list[str]:
+    """Own hidden units whose reveal could matter to this move (fliers, Charon, Dionysus…)."""
+    move = MoveContext(side, tuple(units), state.positions[units[0]], to, fly, frozenset())
+    return [
+        u
+        for u in state.units_of(side)
+        if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_for_move(state, move)
+    ]
+
+
+def _variants(
+    state: GameState, side: Faction, units: list[str], to: int, fly: bool
+) -> list[LegalAction]:
+    options: list[tuple[str, ...]] = [()]
+    options += [(u,) for u in _revealable(state, side, units, to, fly)]
+    found = []
+    for reveal in options:
+        for use_power in (False, True):
+            try:
+                plan = plan_move(state, side, units, to, fly, reveal, use_power)
+            except IllegalCommand:
+                continue
+            command = cmd.Move(
+                side=side,
+                units=list(units),
+                to=to,
+                fly=fly,
+                reveal=list(reveal),
+                use_power=use_power,
+            )
+            found.append(LegalAction(command, plan.honor, plan.energy))
+    return found
+
+
+def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
+    try:
+        combat.check_commitment(state, side, Maneuver.STANDARD, 0)
+    except IllegalCommand as error:
+        if error.code != "maneuver_not_allowed":
+            return []
+    actions = []
+    limit = combat.energy_limit(state, side)
+    for maneuver in sorted(combat.allowed_maneuvers(state, side)):
+        for energy in range(limit + 1):
+            commitment = combat.Commitment(maneuver, energy)
+            honor = -combat.commitment_honor(state, side, commitment)
+            command = cmd.Commit(side=side, maneuver=maneuver, energy=energy)
+            actions.append(LegalAction(command, honor, energy))
+    return actions
+
+
+def _choices(state: GameState, side: Faction) -> list[LegalAction]:
+    step = state.pending[0]
+    if step.faction is not side:
+        return []
+    if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
+        return [
+            LegalAction(cmd.RemoveUnit(side=side, unit=u))
+            for u in combat.removal_candidates(state, step)
+        ]
+    units = combat.combatants(state, side)
+    points = combat.penalty(
+        state, combat.Action(side, tuple(units), "retreat"), "retreat", combat.RETREAT_HONOR
+    )
+    actions = [
+        LegalAction(cmd.Retreat(side=side, region=r), -points)
+        for r in combat.retreat_regions(state, side)
+    ]
+    if step.kind is not StepKind.RETREAT:
+        actions.append(LegalAction(cmd.Stay(side=side)))
+    return actions
+
+
+def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    if state.phase in (Phase.OVER, Phase.SETUP):
+        return []
+    if state.pending:
+        return _choices(state, side)
+    if state.phase is Phase.COMBAT:
+        return _commitments(state, side)
+    if side is not state.turn:
+        return []
+    actions = _moves(state, side)
+    if state.extra_step is not None:
+        return [*actions, LegalAction(cmd.EndTurn(side=side))]
+    points = 1 if state.energy[side] == 0 else 2
+    actions.append(LegalAction(cmd.Liturgy(side=side), -points, -6))
+    if may_pass(state, side):
+        actions.append(LegalAction(cmd.Pass(side=side)))
+    for contribute in POWER_ACTIONS:
+        actions.extend(contribute(state, side))
+    return actions

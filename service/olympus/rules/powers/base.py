@@ -1,0 +1,157 @@
+"""The hook points where a character's power changes the rules.
+
+Each character with a power has one module in this package with one ``Power`` subclass that
+overrides only the hooks it needs; every hook's default leaves the rules as the rulebook's core
+states them. The rules call the hooks through ``olympus.rules.powers`` (the registry), never by
+checking a character's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+from ..characters import Faction
+from ..state import GameState, Maneuver
+
+if TYPE_CHECKING:
+    from ..decision import Decision
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """What an Honor penalty is charged for (R4, R8): Apollo and Dionysus judge by it.
+
+    ``kind`` is one of ``move``, ``flight``, ``attack``, ``combat``, ``retreat``, ``power``.
+    ``units`` are the acting side's units (the movers, or the side's units in the combat).
+    """
+
+    faction: Faction
+    units: tuple[str, ...]
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
+class MoveContext:
+    """A move being judged: who goes where, how, and who is revealed for it."""
+
+    faction: Faction
+    units: tuple[str, ...]
+    origin: int
+    destination: int
+    flight: bool
+    reveal: frozenset[str]
+    use_power: bool = False  # the mover's optional power: Demeter's drain, the sneak attack
+
+
+class Power:
+    """A character's power. ``unit`` is the character's name; its module sets it."""
+
+    unit: ClassVar[str] = ""
+    # Nominal-strength adjustments apply in this order (Hypnos before Aphrodite, R8).
+    nominal_priority: ClassVar[int] = 0
+
+    # --- revealing and moving -----------------------------------------------------------------
+    def may_reveal_for_move(self, state: GameState, move: MoveContext) -> bool:
+        """Whether this unit may be revealed as part of ``move`` to use its power (R3)."""
+        return False
+
+    def uses_power_on_move(self, state: GameState, move: MoveContext) -> bool:
+        """Whether ``move.use_power`` asks this mover for an optional power it can use here."""
+        return False
+
+    def flies(self, state: GameState, move: MoveContext) -> bool:
+        """Whether this unit may make ``move`` as a flight (any region, R5 free)."""
+        return False
+
+    def styx_free(self, state: GameState, move: MoveContext) -> bool:
+        """Whether this unit, anywhere on the board, makes ``move``'s Styx crossing free (R5)."""
+        return False
+
+    def after_move(self, d: Decision, move: MoveContext) -> None:
+        """Effects of a completed move made by this unit (Poseidon, Demeter)."""
+
+    def extra_step(self, state: GameState, move: MoveContext) -> bool:
+        """Whether, after ``move``, this unit's side may move it again in the same turn."""
+        return False
+
+    # --- Honor ------------------------------------------------------------------------------
+    def honor_penalty(self, state: GameState, action: Action, reason: str, penalty: int) -> int:
+        """Adjust a penalty (a positive number of Honor points) charged to ``action``."""
+        return penalty
+
+    # --- combat: strength ---------------------------------------------------------------------
+    def adjust_nominal(
+        self, state: GameState, region: int, nominal: dict[str, int]
+    ) -> dict[str, int]:
+        """Change the nominal strengths of the units in the combat (Hypnos, Aphrodite)."""
+        return nominal
+
+    def strength_bonus(self, state: GameState, region: int, faction: Faction) -> int:
+        """Bonus to ``faction``'s base strength while this unit is in the combat."""
+        return 0
+
+    def adjacent_bonus(self, state: GameState, region: int, faction: Faction) -> int:
+        """Bonus while this unit stands, revealed, next to the combat region (Aphrodite)."""
+        return 0
+
+    def energy_factor(self, state: GameState, region: int, faction: Faction) -> int:
+        """Multiplier of ``faction``'s committed Energy in the effective power (Ares)."""
+        return 1
+
+    def chase_modifier(self, state: GameState, region: int, faction: Faction) -> int | None:
+        """Replacement for the −3 of a Chase by ``faction`` (Artemis), or None."""
+        return None
+
+    # --- combat: commitments --------------------------------------------------------------------
+    def energy_limit(self, state: GameState, region: int, faction: Faction, limit: int) -> int:
+        """Adjust ``faction``'s Energy limit for a round (Moirae, Nyx)."""
+        return limit
+
+    def allowed_maneuvers(
+        self, state: GameState, region: int, faction: Faction, allowed: frozenset[Maneuver]
+    ) -> frozenset[Maneuver]:
+        """Restrict ``faction``'s maneuvers (Cerberus, Erinyes)."""
+        return allowed
+
+    def may_reveal_in_commit(self, state: GameState, faction: Faction) -> bool:
+        """Whether this unit, outside the combat, may be revealed with a commitment (Aphrodite)."""
+        return False
+
+    def sees_opponent_commitment(self, state: GameState, region: int) -> bool:
+        """Whether this unit's side sees the opponent's commitment before its own (Athena)."""
+        return False
+
+    def round_resolved(self, d: Decision, olympian_energy: int) -> None:
+        """Effects at the reveal of a round this unit fights in (Hecate)."""
+
+    # --- combat: retreats ---------------------------------------------------------------------
+    def retreats_any_direction(self, state: GameState, units: list[str]) -> bool:
+        """Whether ``units`` (this unit among them) may retreat to any adjacent region (R9)."""
+        return False
+
+    def retreats_across_styx(self, state: GameState, units: list[str]) -> bool:
+        return False
+
+    def retreat_unstoppable(self, state: GameState, units: list[str]) -> bool:
+        """Whether a Retreat of ``units`` succeeds even against a Chase (Persephone)."""
+        return False
+
+    def stops_unstoppable_retreat(self, state: GameState) -> bool:
+        """Whether this unit's Chase stops even an unstoppable retreat (Hermes)."""
+        return False
+
+    def must_chase(self, state: GameState, units: list[str]) -> bool:
+        return False
+
+    # --- meetings and eliminations ------------------------------------------------------------
+    def before_combat(self, d: Decision, region: int, move: MoveContext | None) -> None:
+        """Effects when a combat starts in ``region`` with this unit there (Cronus, Demeter,
+        the Erinyes' sneak attack); ``move`` is the move that started it."""
+
+    def thunderbolt_immune(self, state: GameState, region: int) -> bool:
+        """Whether this unit cannot be the thunderbolt's victim (Cerberus, R10)."""
+        return False
+
+    def on_eliminated(self, d: Decision, region: int, cause: str) -> None:
+        """Effects of this unit's elimination from ``region`` (Thanatos, succession)."""

@@ -1,0 +1,83 @@
+"""Setup (R2): sealed placements, the Random Setup variant, and the start of play."""
+
+from __future__ import annotations
+
+import random
+
+from . import events as ev
+from .board import BOARD
+from .characters import BY_NAME, LEADER, PICKED_PER_SIDE, ROSTER, Faction
+from .decision import Decision
+from .errors import IllegalCommand
+from .state import GameState, Options, Phase
+
+CHALLENGE_RANGE = range(-5, 6)
+
+
+def create(options: Options) -> list[ev.Event]:
+    """The first event of every game."""
+    if options.chthonian_honor not in CHALLENGE_RANGE:
+        raise IllegalCommand("bad_challenge", "The Challenge adjustment must be from -5 to +5.")
+    return [ev.GameCreated(options.open_combat, options.random_setup, options.chthonian_honor)]
+
+
+def check_placements(faction: Faction, placements: dict[str, int]) -> None:
+    for unit in placements:
+        if unit not in BY_NAME:
+            raise IllegalCommand("unknown_unit", f"There is no character called {unit!r}.")
+        if BY_NAME[unit].faction is not faction:
+            raise IllegalCommand("not_your_unit", f"{unit} is not one of your characters.")
+    if len(placements) != PICKED_PER_SIDE:
+        raise IllegalCommand("setup_count", f"Pick exactly {PICKED_PER_SIDE} characters.")
+    if LEADER[faction] not in placements:
+        raise IllegalCommand("leader_missing", f"{LEADER[faction]} must always be picked.")
+    realm = set(BOARD.realm_regions(faction.realm))
+    for unit, region in placements.items():
+        if region not in realm:
+            raise IllegalCommand("outside_realm", f"{unit} must start in your own realm.")
+    if len(set(placements.values())) != len(placements):
+        raise IllegalCommand("region_taken", "Each character starts in a region of its own.")
+
+
+def random_placements(rng: random.Random, faction: Faction) -> dict[str, int]:
+    """R2 Random Setup: the leader in or next to its base, 8 others in distinct regions."""
+    leader = LEADER[faction]
+    others = rng.sample([u for u in ROSTER[faction] if u != leader], PICKED_PER_SIDE - 1)
+    near_base = sorted({faction.base} | BOARD.neighbours(faction.base))
+    placements = {leader: rng.choice(near_base)}
+    free = [r for r in BOARD.realm_regions(faction.realm) if r != placements[leader]]
+    placements.update(zip(others, rng.sample(free, len(others)), strict=True))
+    return placements
+
+
+def _begin_play(d: Decision) -> None:
+    d.emit(ev.SetupRevealed())
+    d.emit(ev.TurnStarted(faction=Faction.CHTHONIANS, number=1))
+
+
+def _check_setup_phase(state: GameState) -> None:
+    if state.phase is not Phase.SETUP:
+        raise IllegalCommand("wrong_phase", "The setup is over.")
+
+
+def submit(d: Decision, faction: Faction, placements: dict[str, int]) -> None:
+    _check_setup_phase(d.state)
+    if d.state.options.random_setup:
+        raise IllegalCommand("random_setup", "This game uses Random Setup.")
+    if faction in d.state.setups:
+        raise IllegalCommand("already_submitted", "Your setup is already in.")
+    check_placements(faction, placements)
+    d.emit(ev.SetupSubmitted(faction=faction, placements=dict(placements)))
+    if len(d.state.setups) == 2:
+        _begin_play(d)
+
+
+def draw_random(d: Decision, seed: int) -> None:
+    _check_setup_phase(d.state)
+    if not d.state.options.random_setup:
+        raise IllegalCommand("not_random_setup", "This game does not use Random Setup.")
+    rng = random.Random(seed)
+    d.emit(ev.RandomSetupDrawn(seed=seed))
+    for faction in (Faction.OLYMPIANS, Faction.CHTHONIANS):
+        d.emit(ev.SetupSubmitted(faction=faction, placements=random_placements(rng, faction)))
+    _begin_play(d)

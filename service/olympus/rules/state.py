@@ -1,0 +1,131 @@
+"""The game state: an immutable value folded from the events by ``evolve``.
+
+Containers inside are never mutated once a state is built; ``evolve`` copies what it changes.
+That keeps states shareable (views, undo-free replay, property tests) at a small copying cost.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from .characters import BY_NAME, ORDER, Faction
+
+
+class Phase(StrEnum):
+    SETUP = "setup"
+    TURN = "turn"
+    COMBAT = "combat"
+    OVER = "over"
+
+
+class Maneuver(StrEnum):
+    STANDARD = "standard"
+    RETREAT = "retreat"
+    CHASE = "chase"
+    ALL_OUT_ATTACK = "all_out_attack"
+    ALL_OUT_DEFENSE = "all_out_defense"
+
+
+class StepKind(StrEnum):
+    """What a combat round still has to settle after its resolution (R8)."""
+
+    REMOVE = "remove"  # the side removes one of its units, of its choice
+    RETREAT = "retreat"  # the side leaves to a region of its choice (R9)
+    LEAVE_OR_STAY = "leave_or_stay"  # after losing to a Chase, the rest may leave
+    LEAVE_OR_STRIKE = "leave_or_strike"  # won against a Chase: leave, or stay and strike
+    ANNIHILATE = "annihilate"  # All-out Attack: every unit of the side dies
+    STRUCK = "struck"  # a thunderbolt hit the region: the side picks its victim (R10)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One thing still to settle; a step that needs a choice waits for its side's command."""
+
+    kind: StepKind
+    faction: Faction
+    region: int
+
+    def encode(self) -> str:
+        return f"{self.kind.value}:{self.faction.value}:{self.region}"
+
+    @staticmethod
+    def decode(text: str) -> Step:
+        kind, faction, region = text.split(":")
+        return Step(StepKind(kind), Faction(faction), int(region))
+
+
+@dataclass(frozen=True, slots=True)
+class Commitment:
+    maneuver: Maneuver
+    energy: int
+
+
+@dataclass(frozen=True, slots=True)
+class Combat:
+    region: int
+    attacker: Faction
+    origin: int | None  # None after a flight (R9: any adjacent region)
+    round: int = 1
+    commitments: dict[Faction, Commitment] = field(default_factory=dict)
+
+    @property
+    def defender(self) -> Faction:
+        return self.attacker.enemy
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """The variants chosen when the game is created."""
+
+    open_combat: bool = False
+    random_setup: bool = False
+    chthonian_honor: int = 0  # Challenge: −5…+5 for the Chthonians (R2)
+
+
+@dataclass(frozen=True, slots=True)
+class GameState:
+    options: Options = Options()
+    phase: Phase = Phase.SETUP
+    turn: Faction = Faction.CHTHONIANS
+    turn_number: int = 0
+    honor: dict[Faction, int] = field(default_factory=dict)
+    energy: dict[Faction, int] = field(default_factory=dict)
+    positions: dict[str, int] = field(default_factory=dict)  # units on the board → region
+    picked: frozenset[str] = frozenset()
+    revealed: frozenset[str] = frozenset()
+    eliminated: tuple[str, ...] = ()
+    unrecallable: frozenset[str] = frozenset()  # Persephone eliminated by Demeter (R10)
+    setups: dict[Faction, dict[str, int]] = field(default_factory=dict)  # sealed until both in
+    combat: Combat | None = None
+    pending: tuple[Step, ...] = ()  # the head awaits a choice of its side; the rest follow
+    extra_step: str | None = None  # Hermes may step again in this turn (R3)
+    winner: Faction | None = None
+    result: str | None = None  # "olympians", "chthonians" or "draw" once over
+    version: int = 0  # number of events folded
+
+    def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
+        """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
+        units = [u for u, r in self.positions.items() if r == region]
+        if faction is not None:
+            units = [u for u in units if BY_NAME[u].faction is faction]
+        return sorted(units, key=ORDER.__getitem__)
+
+    def units_of(self, faction: Faction) -> list[str]:
+        return sorted(
+            (u for u in self.positions if BY_NAME[u].faction is faction), key=ORDER.__getitem__
+        )
+
+    def count_in(self, region: int, faction: Faction) -> int:
+        return sum(
+            1 for u, r in self.positions.items() if r == region and BY_NAME[u].faction is faction
+        )
+
+    def leader(self, faction: Faction) -> str | None:
+        """The acting leader (R10): Zeus then Hera; Hades then Persephone."""
+        first, second = (
+            ("Zeus", "Hera") if faction is Faction.OLYMPIANS else ("Hades", "Persephone")
+        )
+        if first in self.positions:
+            return first
+        return second if second in self.positions else None

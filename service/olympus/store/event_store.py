@@ -1,0 +1,537 @@
+"""Per-room event store on Redis Streams, with optimistic concurrency and idempotent appends.
+
+Model: a room is an append-only log of opaque ``bytes`` events (the caller msgpack-encodes
+them). The room's *version* is the number of events ever appended; the k-th event (1-based)
+is the stream entry with id ``<k>-0``. The version is always derived from entry ids (the last
+entry, or the stream's ``last-generated-id`` once trimmed empty), never from XLEN, so it stays
+right after old events are trimmed away behind a snapshot.
+
+Every multi-step operation is a single Lua script: Redis runs a script atomically, so "check
+the expected version, then write" cannot interleave with another writer. A script error does
+*not* roll back writes done before it, so each script validates everything before its first
+write.
+
+Keys of one room share the ``{room_id}`` hash tag, hence one cluster slot, so the scripts stay
+legal on Redis Cluster. The lobby index lives under its own tag and is updated separately.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+from redis.asyncio import Redis
+
+_ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+# Version of a stream key, from entry ids only. XREVRANGE COUNT 1 is O(1); when every entry was
+# trimmed the stream still remembers its last id (XINFO STREAM last-generated-id), and XADD
+# would refuse a smaller id anyway.
+_LUA_VERSION = """
+local function stream_version(key)
+  local last = redis.call('XREVRANGE', key, '+', '-', 'COUNT', 1)
+  local id = nil
+  if #last > 0 then
+    id = last[1][1]
+  elseif redis.call('EXISTS', key) == 1 then
+    local info = redis.call('XINFO', 'STREAM', key)
+    for i = 1, #info, 2 do
+      if info[i] == 'last-generated-id' then id = info[i + 1] end
+    end
+  end
+  if not id then return 0 end
+  return tonumber(string.match(id, '^(%d+)-'))
+end
+"""
+
+# KEYS: meta, events, cmds.  ARGV: expected_version, command_id ('' = none), hint channel,
+# event 1..n.  Returns {code, a, b}: 0 ok {version, first}; 1 duplicate {version, first};
+# 2 conflict {actual}; 3 room not found.
+_LUA_APPEND = (
+    _LUA_VERSION
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {3, 0, 0} end
+local cmd = ARGV[2]
+if cmd ~= '' then
+  local seen = redis.call('HGET', KEYS[3], cmd)
+  if seen then
+    local first, last = string.match(seen, '^(%d+):(%d+)$')
+    return {1, tonumber(last), tonumber(first)}
+  end
+end
+local cur = stream_version(KEYS[2])
+if cur ~= tonumber(ARGV[1]) then return {2, cur, 0} end
+local v = cur
+for i = 4, #ARGV do
+  v = v + 1
+  redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i])
+end
+if cmd ~= '' then
+  redis.call('HSET', KEYS[3], cmd, string.format('%d:%d', cur + 1, v))
+end
+redis.call('PUBLISH', ARGV[3], string.format('%d', v))
+return {0, v, cur + 1}
+"""
+)
+
+# KEYS: meta, events, snap.  ARGV: after_version, count (0 = all), use_snapshot ('1'/'0').
+# Returns nil if the room does not exist, else {epoch, version, {snap_v, snap_data} | nil,
+# entries}. One script so the snapshot and its tail are read from the same instant.
+_LUA_READ = (
+    _LUA_VERSION
+    + """
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
+if not epoch then return false end
+local cur = stream_version(KEYS[2])
+local after = tonumber(ARGV[1])
+local snap = false
+if ARGV[3] == '1' then
+  local s = redis.call('HMGET', KEYS[3], 'v', 'd')
+  if s[1] then
+    snap = {tonumber(s[1]), s[2]}
+    after = tonumber(s[1])
+  else
+    after = 0
+  end
+end
+local entries = {}
+if after < cur then
+  local start = string.format('%d-0', after + 1)
+  if ARGV[2] == '0' then
+    entries = redis.call('XRANGE', KEYS[2], start, '+')
+  else
+    entries = redis.call('XRANGE', KEYS[2], start, '+', 'COUNT', ARGV[2])
+  end
+end
+return {epoch, cur, snap, entries}
+"""
+)
+
+# KEYS: meta, events, snap.  ARGV: version, data.  Returns {code, x}: 0 stored; 1 kept the
+# existing newer-or-equal snapshot {its version}; 2 ahead of the stream {stream version};
+# 3 room not found.
+_LUA_SAVE_SNAPSHOT = (
+    _LUA_VERSION
+    + """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {3, 0} end
+local v = tonumber(ARGV[1])
+local cur = stream_version(KEYS[2])
+if v > cur then return {2, cur} end
+local old = redis.call('HGET', KEYS[3], 'v')
+if old and tonumber(old) >= v then return {1, tonumber(old)} end
+redis.call('HSET', KEYS[3], 'v', ARGV[1], 'd', ARGV[2])
+return {0, v}
+"""
+)
+
+# KEYS: meta, events, snap.  ARGV: keep_after_version.  Returns {code, x}: 0 trimmed {removed};
+# 1 beyond the snapshot {snapshot version}; 3 room not found.
+_LUA_TRIM = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return {3, 0} end
+local keep = tonumber(ARGV[1])
+local snap = tonumber(redis.call('HGET', KEYS[3], 'v') or '0')
+if keep > snap then return {1, snap} end
+return {0, redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-0', keep + 1))}
+"""
+
+# KEYS: meta, events, cmds, snap.  ARGV: epoch, meta.  Returns 1 created, 0 exists. Leftover
+# keys of a meta-less room are dropped so that a new room always starts at version 0.
+_LUA_CREATE = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
+redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'meta', ARGV[2])
+return 1
+"""
+
+# KEYS: status hash (room -> status), by-status sorted set (members "status\\0room", score 0,
+# so ZRANGEBYLEX lists one status in room-id order).  ARGV: room, status ('' = remove).
+_LUA_SET_STATUS = """
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old then redis.call('ZREM', KEYS[2], old .. '\\0' .. ARGV[1]) end
+if ARGV[2] == '' then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+else
+  redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+  redis.call('ZADD', KEYS[2], 0, ARGV[2] .. '\\0' .. ARGV[1])
+end
+return old
+"""
+
+
+class EventStoreError(Exception):
+    """Base class of the store's domain errors (Redis/connection errors pass through)."""
+
+
+class RoomNotFound(EventStoreError):
+    def __init__(self, room_id: str) -> None:
+        super().__init__(f"room {room_id!r} does not exist")
+        self.room_id = room_id
+
+
+class RoomExists(EventStoreError):
+    def __init__(self, room_id: str) -> None:
+        super().__init__(f"room {room_id!r} already exists")
+        self.room_id = room_id
+
+
+class VersionConflict(EventStoreError):
+    """Someone else appended first: reload (``read(room, expected)``), re-decide, retry."""
+
+    def __init__(self, room_id: str, expected: int, actual: int) -> None:
+        super().__init__(f"room {room_id!r}: expected version {expected}, actual {actual}")
+        self.room_id = room_id
+        self.expected = expected
+        self.actual = actual
+
+
+class EventsTrimmed(EventStoreError):
+    """The requested events were trimmed away; start from the snapshot (``load``) instead."""
+
+    def __init__(self, room_id: str, after_version: int, first_available: int | None) -> None:
+        super().__init__(
+            f"room {room_id!r}: events after {after_version} were trimmed "
+            f"(first available: {first_available})"
+        )
+        self.room_id = room_id
+        self.after_version = after_version
+        self.first_available = first_available
+
+
+class SnapshotAhead(EventStoreError):
+    """A snapshot claims a version the stream has not reached: it would describe lost events."""
+
+    def __init__(self, room_id: str, version: int, stream_version: int) -> None:
+        super().__init__(
+            f"room {room_id!r}: snapshot version {version} > stream version {stream_version}"
+        )
+        self.room_id = room_id
+        self.version = version
+        self.stream_version = stream_version
+
+
+class TrimBeyondSnapshot(EventStoreError):
+    """Trimming past the latest snapshot would make the room unrebuildable."""
+
+    def __init__(self, room_id: str, keep_after_version: int, snapshot_version: int) -> None:
+        super().__init__(
+            f"room {room_id!r}: cannot trim up to {keep_after_version}, "
+            f"latest snapshot is at {snapshot_version}"
+        )
+        self.room_id = room_id
+        self.keep_after_version = keep_after_version
+        self.snapshot_version = snapshot_version
+
+
+@dataclass(frozen=True, slots=True)
+class AppendResult:
+    """``version``: room version after the append (= version of its last event).
+
+    ``first_version``: version of its first event. ``duplicate``: the command id had already
+    been applied, nothing was written, and the versions are those of the original append.
+    """
+
+    version: int
+    first_version: int
+    duplicate: bool
+
+
+class StoredEvent(NamedTuple):
+    version: int
+    data: bytes
+
+
+class Snapshot(NamedTuple):
+    version: int
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class RoomLoad:
+    """A consistent view of a room: state = fold(snapshot, events); ``version`` = last event."""
+
+    snapshot: Snapshot | None
+    events: list[StoredEvent]
+    version: int
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoomKeys:
+    """Redis keys of one room; all carry the ``{room_id}`` hash tag (one cluster slot)."""
+
+    meta: str  # hash: epoch, meta
+    events: str  # stream: entry <k>-0 holds event k in field "e"
+    commands: str  # hash: command id -> "<first>:<last>" versions it produced
+    snapshot: str  # hash: v, d
+
+
+def _validate_room_id(room_id: str) -> None:
+    # Braces would break the hash tag; the lobby index uses NUL as a separator.
+    if not _ROOM_ID.match(room_id):
+        raise ValueError(f"invalid room id {room_id!r} (allowed: [A-Za-z0-9_.:-]{{1,128}})")
+
+
+def _entry_version(entry_id: bytes) -> int:
+    return int(entry_id.split(b"-", 1)[0])
+
+
+def _to_events(entries: list[Any]) -> list[StoredEvent]:
+    events = []
+    for entry_id, fields in entries:
+        data = dict(zip(fields[::2], fields[1::2], strict=True))[b"e"]
+        events.append(StoredEvent(_entry_version(entry_id), data))
+    return events
+
+
+class EventStore:
+    """Event store over a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
+
+    Retries: redis-py retries a command after a connection error by default, and after a
+    lost reply the append may already have been applied. Pass a ``command_id`` to make such
+    a retry (redis-py's or yours) return ``duplicate=True`` instead of ``VersionConflict``.
+    Applied command ids are kept for the whole life of the room (bounded games, so bounded).
+    """
+
+    def __init__(self, redis: Redis, prefix: str = "olympus") -> None:
+        self.redis = redis
+        self.prefix = prefix
+        self._append = redis.register_script(_LUA_APPEND)
+        self._read = redis.register_script(_LUA_READ)
+        self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
+        self._trim = redis.register_script(_LUA_TRIM)
+        self._create = redis.register_script(_LUA_CREATE)
+        self._set_status = redis.register_script(_LUA_SET_STATUS)
+        self._status_key = f"{prefix}:{{rooms}}:status"
+        self._by_status_key = f"{prefix}:{{rooms}}:by-status"
+
+    # -- naming ---------------------------------------------------------------------------
+
+    def keys(self, room_id: str) -> RoomKeys:
+        _validate_room_id(room_id)
+        base = f"{self.prefix}:room:{{{room_id}}}"
+        return RoomKeys(f"{base}:meta", f"{base}:events", f"{base}:cmds", f"{base}:snap")
+
+    def hint_channel(self, room_id: str) -> str:
+        """Pub/sub channel that gets the new version (ASCII) after each append.
+
+        A hint, not a delivery guarantee: pub/sub is fire-and-forget, so subscribers must
+        ``read(room, last_seen)`` on each hint (and on reconnect) rather than trust payloads.
+        """
+        _validate_room_id(room_id)
+        return f"{self.prefix}:room:{room_id}:hint"
+
+    # -- rooms ----------------------------------------------------------------------------
+
+    async def create_room(self, room_id: str, meta: bytes) -> int:
+        """Create the room and return its random 63-bit epoch (never 0).
+
+        The epoch tells incarnations of a room id apart: a client holding (epoch, version)
+        from a deleted-and-recreated room sees a different epoch and must resync, instead of
+        trusting a version number that now refers to different events.
+        """
+        k = self.keys(room_id)
+        epoch = secrets.randbelow(2**63 - 1) + 1
+        created = await self._create(
+            keys=[k.meta, k.events, k.commands, k.snapshot], args=[epoch, meta]
+        )
+        if not created:
+            raise RoomExists(room_id)
+        return epoch
+
+    async def epoch(self, room_id: str) -> int:
+        value = await self.redis.hget(self.keys(room_id).meta, "epoch")
+        if value is None:
+            raise RoomNotFound(room_id)
+        return int(value)
+
+    async def room_meta(self, room_id: str) -> bytes:
+        value = await self.redis.hget(self.keys(room_id).meta, "meta")
+        if value is None:
+            raise RoomNotFound(room_id)
+        return bytes(value)
+
+    async def room_exists(self, room_id: str) -> bool:
+        return bool(await self.redis.exists(self.keys(room_id).meta))
+
+    async def delete_room(self, room_id: str) -> bool:
+        """Delete all of the room's keys atomically (one DEL), then its lobby entry.
+
+        Returns whether the room existed. Appends then raise ``RoomNotFound``; the id can be
+        reused by ``create_room``, which gives a fresh epoch and starts again at version 0.
+        """
+        k = self.keys(room_id)
+        existed = await self.redis.delete(k.meta, k.events, k.commands, k.snapshot)
+        await self._set_status(keys=[self._status_key, self._by_status_key], args=[room_id, ""])
+        return bool(existed)
+
+    # -- events ---------------------------------------------------------------------------
+
+    async def append(
+        self,
+        room_id: str,
+        expected_version: int,
+        events: list[bytes],
+        command_id: str | None = None,
+    ) -> AppendResult:
+        """Append ``events`` atomically iff the room is at ``expected_version``.
+
+        Order of checks in the script: room exists, then command id already applied
+        (-> ``duplicate=True``, even if the room has moved on since), then version. Raises
+        ``RoomNotFound`` or ``VersionConflict``.
+        """
+        if not events:
+            raise ValueError("append needs at least one event")
+        if expected_version < 0:
+            raise ValueError("expected_version must be >= 0")
+        if command_id == "":
+            raise ValueError("command_id must be non-empty (or None)")
+        if not all(isinstance(e, bytes) for e in events):
+            raise TypeError("events must be bytes")
+        k = self.keys(room_id)
+        code, a, b = await self._append(
+            keys=[k.meta, k.events, k.commands],
+            args=[expected_version, command_id or "", self.hint_channel(room_id), *events],
+        )
+        if code == 0:
+            return AppendResult(version=a, first_version=b, duplicate=False)
+        if code == 1:
+            return AppendResult(version=a, first_version=b, duplicate=True)
+        if code == 2:
+            raise VersionConflict(room_id, expected_version, a)
+        raise RoomNotFound(room_id)
+
+    async def _run_read(
+        self, room_id: str, after_version: int, count: int | None, use_snapshot: bool
+    ) -> tuple[int, int, Snapshot | None, list[StoredEvent]]:
+        if after_version < 0:
+            raise ValueError("after_version must be >= 0")
+        if count is not None and count < 1:
+            raise ValueError("count must be >= 1 (or None for all)")
+        k = self.keys(room_id)
+        reply = await self._read(
+            keys=[k.meta, k.events, k.snapshot],
+            args=[after_version, count or 0, "1" if use_snapshot else "0"],
+        )
+        if reply is None:
+            raise RoomNotFound(room_id)
+        epoch, version, snap, entries = reply
+        snapshot = Snapshot(int(snap[0]), bytes(snap[1])) if snap else None
+        events = _to_events(entries)
+        start = after_version
+        if use_snapshot:
+            start = snapshot.version if snapshot else 0
+        # The events must continue exactly where the caller (or snapshot) left off; anything
+        # else means they were trimmed, and silently skipping them would corrupt the state.
+        if start < version and (not events or events[0].version != start + 1):
+            raise EventsTrimmed(room_id, start, events[0].version if events else None)
+        return int(epoch), int(version), snapshot, events
+
+    async def read(
+        self, room_id: str, after_version: int = 0, count: int | None = None
+    ) -> list[StoredEvent]:
+        """Events with version > ``after_version``, oldest first, at most ``count``.
+
+        Raises ``RoomNotFound``, or ``EventsTrimmed`` if the first requested event is gone.
+        """
+        _, _, _, events = await self._run_read(room_id, after_version, count, False)
+        return events
+
+    async def version(self, room_id: str) -> int:
+        """Number of events ever appended (from entry ids, so trimming does not change it)."""
+        # Reading "after" a version no room reaches returns no entries, just the version.
+        _, version, _, _ = await self._run_read(room_id, 2**53, 1, False)
+        return version
+
+    async def load(self, room_id: str) -> RoomLoad:
+        """Latest snapshot plus every event after it, read atomically (one script)."""
+        epoch, version, snapshot, events = await self._run_read(room_id, 0, None, True)
+        return RoomLoad(snapshot=snapshot, events=events, version=version, epoch=epoch)
+
+    # -- snapshots and trimming -----------------------------------------------------------
+
+    async def save_snapshot(self, room_id: str, version: int, data: bytes) -> bool:
+        """Store ``data`` as the state after event ``version``; only the latest is kept.
+
+        Returns False (and keeps the existing one) if a snapshot at ``version`` or newer is
+        already stored, so slow snapshotters cannot move the room backwards. Raises
+        ``SnapshotAhead`` if ``version`` exceeds the stream's version.
+        """
+        if version < 1:
+            raise ValueError("snapshot version must be >= 1")
+        k = self.keys(room_id)
+        code, x = await self._save_snapshot(
+            keys=[k.meta, k.events, k.snapshot], args=[version, data]
+        )
+        if code == 3:
+            raise RoomNotFound(room_id)
+        if code == 2:
+            raise SnapshotAhead(room_id, version, x)
+        return bool(code == 0)
+
+    async def load_snapshot(self, room_id: str) -> Snapshot | None:
+        version, data = await self.redis.hmget(self.keys(room_id).snapshot, ["v", "d"])
+        if version is None:
+            return None
+        return Snapshot(int(version), bytes(data))
+
+    async def trim(self, room_id: str, keep_after_version: int) -> int:
+        """Drop events with version <= ``keep_after_version`` (XTRIM MINID); return the count.
+
+        Refuses (``TrimBeyondSnapshot``) to trim past the latest snapshot, so ``load`` can
+        always rebuild the room. Versions and appends are unaffected.
+        """
+        if keep_after_version < 0:
+            raise ValueError("keep_after_version must be >= 0")
+        k = self.keys(room_id)
+        code, x = await self._trim(keys=[k.meta, k.events, k.snapshot], args=[keep_after_version])
+        if code == 3:
+            raise RoomNotFound(room_id)
+        if code == 1:
+            raise TrimBeyondSnapshot(room_id, keep_after_version, x)
+        return int(x)
+
+    # -- lobby index ----------------------------------------------------------------------
+
+    async def set_room_status(self, room_id: str, status: str) -> str | None:
+        """Record the room's lobby status (e.g. open/live/finished); return the previous one.
+
+        The index is a separate key (another slot), so it is updated after, not atomically
+        with, the room: listings are advisory and readers must tolerate a missing room.
+        """
+        if not _STATUS.match(status):
+            raise ValueError(f"invalid status {status!r}")
+        if not await self.room_exists(room_id):
+            raise RoomNotFound(room_id)
+        old = await self._set_status(
+            keys=[self._status_key, self._by_status_key], args=[room_id, status]
+        )
+        return old.decode() if old is not None else None
+
+    async def room_status(self, room_id: str) -> str | None:
+        _validate_room_id(room_id)
+        value = await self.redis.hget(self._status_key, room_id)
+        return value.decode() if value is not None else None
+
+    async def rooms_by_status(
+        self, status: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[str]:
+        """Room ids with ``status``, sorted by id (ZRANGEBYLEX, so pagination is cheap)."""
+        if not _STATUS.match(status):
+            raise ValueError(f"invalid status {status!r}")
+        prefix = status.encode()
+        members = await self.redis.zrangebylex(
+            self._by_status_key,
+            b"[" + prefix + b"\x00",
+            b"(" + prefix + b"\x01",
+            start=offset,
+            num=limit if limit is not None else -1,  # LIMIT offset -1: all the rest
+        )
+        return [m[len(prefix) + 1 :].decode() for m in members]
+
+    async def list_rooms(self) -> dict[str, str]:
+        """All indexed rooms: room id -> status."""
+        raw = await self.redis.hgetall(self._status_key)
+        return {k.decode(): v.decode() for k, v in raw.items()}

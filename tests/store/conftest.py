@@ -1,0 +1,44 @@
+"""Fixtures: one real redis-server per test session, a fresh client and namespace per test."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from olympus.store import EmbeddedRedis, EventStore
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
+    with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture
+async def redis_client(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
+    # Created inside the test's event loop: asyncio connections must not cross loops.
+    client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+def room_id() -> str:
+    return f"room-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def store(redis_client: Redis) -> EventStore:
+    # A unique prefix isolates the (global) lobby index between tests.
+    return EventStore(redis_client, prefix=f"test-{uuid.uuid4().hex[:8]}")
+
+
+@pytest.fixture
+def short_tmp_path(tmp_path: Path) -> Path:
+    """tmp_path is short enough for a unix socket path under /tmp; fail loudly otherwise."""
+    assert len(str(tmp_path)) < 90, tmp_path
+    return tmp_path

@@ -1,0 +1,428 @@
+"""Classic event-store tests (EventStoreDB, SQLStreamStore, Python eventsourcing) on real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+import pytest
+import redis
+from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.connection import UnixDomainSocketConnection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.crc import key_slot
+
+from olympus.store import (
+    EmbeddedRedis,
+    EventStore,
+    EventsTrimmed,
+    RoomExists,
+    RoomNotFound,
+    Snapshot,
+    SnapshotAhead,
+    StoredEvent,
+    TrimBeyondSnapshot,
+    VersionConflict,
+)
+
+
+def ev(n: int) -> bytes:
+    return f"event-{n}".encode()
+
+
+async def new_room(store: EventStore, room_id: str, n_events: int = 0) -> None:
+    await store.create_room(room_id, b"meta")
+    if n_events:
+        await store.append(room_id, 0, [ev(i) for i in range(1, n_events + 1)])
+
+
+# -- rooms --------------------------------------------------------------------------------
+
+
+async def test_create_room_epoch_and_meta(store: EventStore, room_id: str) -> None:
+    epoch = await store.create_room(room_id, b"\x81\xa4mode\xa4duel")
+    assert 0 < epoch < 2**63
+    assert await store.epoch(room_id) == epoch
+    assert await store.room_meta(room_id) == b"\x81\xa4mode\xa4duel"
+    assert await store.version(room_id) == 0
+    with pytest.raises(RoomExists):
+        await store.create_room(room_id, b"other")
+    assert await store.epoch(room_id) == epoch  # the failed create changed nothing
+
+
+async def test_unknown_room_is_refused(store: EventStore, room_id: str) -> None:
+    with pytest.raises(RoomNotFound):
+        await store.append(room_id, 0, [ev(1)])
+    with pytest.raises(RoomNotFound):
+        await store.version(room_id)
+    with pytest.raises(RoomNotFound):
+        await store.read(room_id)
+    with pytest.raises(RoomNotFound):
+        await store.epoch(room_id)
+    assert not await store.redis.exists(store.keys(room_id).events)  # nothing was written
+
+
+async def test_invalid_room_ids_are_rejected(store: EventStore) -> None:
+    for bad in ["", "a{b}", "has space", "x" * 129]:
+        with pytest.raises(ValueError):
+            await store.create_room(bad, b"")
+
+
+async def test_keys_share_one_hash_slot(store: EventStore, room_id: str) -> None:
+    slots = {key_slot(k.encode()) for k in vars_of(store, room_id)}
+    assert slots == {key_slot(room_id.encode())}
+
+
+# -- appends and versions -----------------------------------------------------------------
+
+
+async def test_append_assigns_consecutive_versions_and_entry_ids(
+    store: EventStore, room_id: str
+) -> None:
+    await new_room(store, room_id)
+    r1 = await store.append(room_id, 0, [ev(1), ev(2), ev(3)])
+    r2 = await store.append(room_id, 3, [ev(4)])
+    assert (r1.first_version, r1.version, r1.duplicate) == (1, 3, False)
+    assert (r2.first_version, r2.version, r2.duplicate) == (4, 4, False)
+    assert await store.version(room_id) == 4
+    entries = await store.redis.xrange(store.keys(room_id).events)
+    assert [(eid, fields) for eid, fields in entries] == [
+        (f"{i}-0".encode(), {b"e": ev(i)}) for i in range(1, 5)
+    ]
+
+
+async def test_wrong_expected_version_is_a_conflict_and_writes_nothing(
+    store: EventStore, room_id: str
+) -> None:
+    await new_room(store, room_id, 2)
+    for stale in (0, 1, 3, 99):
+        with pytest.raises(VersionConflict) as info:
+            await store.append(room_id, stale, [ev(100)], command_id=f"c{stale}")
+        assert (info.value.expected, info.value.actual) == (stale, 2)
+    assert await store.version(room_id) == 2
+    # A rejected command id is not remembered: it can be applied later at the right version.
+    assert not (await store.append(room_id, 2, [ev(3)], command_id="c0")).duplicate
+
+
+async def test_concurrent_writers_same_expected_version_exactly_one_wins(
+    store: EventStore, room_id: str
+) -> None:
+    await new_room(store, room_id, 1)
+    n = 20
+
+    async def writer(i: int) -> Any:
+        return await store.append(room_id, 1, [f"w{i}-a".encode(), f"w{i}-b".encode()])
+
+    results = await asyncio.gather(*(writer(i) for i in range(n)), return_exceptions=True)
+    wins = [r for r in results if not isinstance(r, BaseException)]
+    conflicts = [r for r in results if isinstance(r, VersionConflict)]
+    assert len(wins) == 1 and len(conflicts) == n - 1, results
+    assert all(c.actual == 3 for c in conflicts)
+    assert wins[0].first_version == 2 and wins[0].version == 3
+    events = await store.read(room_id)
+    assert [e.version for e in events] == [1, 2, 3]
+    assert events[1].data[:-1] == events[2].data[:-1]  # both from the single winner
+
+
+async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
+    store: EventStore, room_id: str
+) -> None:
+    """Each writer reloads on conflict until it succeeds: all batches land, contiguously."""
+    await new_room(store, room_id)
+    n, batch = 20, 3
+
+    async def writer(i: int) -> int:
+        attempts = 0
+        while True:
+            attempts += 1
+            current = await store.version(room_id)
+            try:
+                await store.append(
+                    room_id, current, [f"w{i}-{j}".encode() for j in range(batch)], f"w{i}"
+                )
+                return attempts
+            except VersionConflict:
+                await asyncio.sleep(0)
+
+    attempts = await asyncio.gather(*(writer(i) for i in range(n)))
+    events = await store.read(room_id)
+    assert [e.version for e in events] == list(range(1, n * batch + 1))
+    for start in range(0, n * batch, batch):
+        writers = {e.data.split(b"-")[0] for e in events[start : start + batch]}
+        assert len(writers) == 1, events[start : start + batch]  # a batch is never split
+    assert sum(attempts) > n  # there really was contention
+
+
+async def test_retried_command_id_is_applied_once(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id, 1)
+    first = await store.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
+    await store.append(room_id, 3, [ev(4)], command_id="cmd-43")
+    # The client never saw the first reply and retries with the same (now stale) version.
+    again = await store.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
+    assert again.duplicate and not first.duplicate
+    assert (again.first_version, again.version) == (first.first_version, first.version) == (2, 3)
+    assert [e.version for e in await store.read(room_id)] == [1, 2, 3, 4]
+
+
+def lossy_client(server: EmbeddedRedis, retries: int) -> tuple[Redis, dict[str, int]]:
+    """A client whose next EVALSHA reply(s) get lost: the command reaches Redis and runs,
+    then the connection drops before the reply is read, like a network failure would."""
+    budget = {"lose": 0}
+
+    class LossyConnection(UnixDomainSocketConnection):
+        _lose_reply = False
+
+        async def send_command(self, *args: Any, **kwargs: Any) -> None:
+            if str(args[0]).upper() == "EVALSHA" and budget["lose"] > 0:
+                budget["lose"] -= 1
+                self._lose_reply = True
+            await super().send_command(*args, **kwargs)
+
+        async def read_response(self, *args: Any, **kwargs: Any) -> Any:
+            if self._lose_reply:
+                self._lose_reply = False
+                await self.disconnect()
+                raise redis.ConnectionError("simulated: reply lost")
+            return await super().read_response(*args, **kwargs)
+
+    pool = ConnectionPool(
+        connection_class=LossyConnection,
+        path=str(server.socket_path),
+        retry=Retry(NoBackoff(), retries),
+    )
+    return Redis(connection_pool=pool), budget
+
+
+async def wait_for_version(store: EventStore, room_id: str, version: int) -> None:
+    deadline = time.monotonic() + 5
+    while await store.version(room_id) != version:
+        assert time.monotonic() < deadline, "the lost-reply append never reached Redis"
+        await asyncio.sleep(0.01)
+
+
+async def test_lost_reply_then_retry_with_same_command_id_applies_once(
+    redis_server: EmbeddedRedis, room_id: str
+) -> None:
+    client, budget = lossy_client(redis_server, retries=0)
+    try:
+        store = EventStore(client, prefix="lossy")
+        await new_room(store, room_id, 1)  # also loads the append script
+        budget["lose"] = 1
+        with pytest.raises(redis.ConnectionError):
+            await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
+        await wait_for_version(store, room_id, 3)  # it was applied despite the error
+        retry = await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
+        assert retry.duplicate
+        assert (retry.first_version, retry.version) == (2, 3)
+        assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
+    finally:
+        await store.delete_room(room_id)
+        await client.aclose()
+
+
+async def test_redis_py_automatic_retry_after_lost_reply(
+    redis_server: EmbeddedRedis, room_id: str
+) -> None:
+    """redis-py re-sends a command after a connection error (3 retries by default). With a
+    command id that re-send is harmless; without one it surfaces as a VersionConflict even
+    though the append succeeded. This is why the service must always pass command ids."""
+    client, budget = lossy_client(redis_server, retries=3)
+    try:
+        store = EventStore(client, prefix="lossy")
+        await new_room(store, room_id, 1)
+        budget["lose"] = 1
+        result = await store.append(room_id, 1, [ev(2)], command_id="move-8")
+        assert result.duplicate and result.version == 2  # the re-send hit the dedupe table
+        budget["lose"] = 1
+        with pytest.raises(VersionConflict) as info:
+            await store.append(room_id, 2, [ev(3)])
+        assert info.value.actual == 3  # ...yet the event is stored, exactly once
+        assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
+    finally:
+        await store.delete_room(room_id)
+        await client.aclose()
+
+
+# -- reads --------------------------------------------------------------------------------
+
+
+async def test_read_ranges(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id, 10)
+    assert await store.read(room_id) == [StoredEvent(i, ev(i)) for i in range(1, 11)]
+    assert [e.version for e in await store.read(room_id, 3, count=4)] == [4, 5, 6, 7]
+    assert [e.version for e in await store.read(room_id, 8)] == [9, 10]
+    assert [e.version for e in await store.read(room_id, 9, count=5)] == [10]
+    assert await store.read(room_id, 10) == []
+    assert await store.read(room_id, 50) == []
+    with pytest.raises(ValueError):
+        await store.read(room_id, -1)
+    paged: list[StoredEvent] = []
+    while batch := await store.read(room_id, paged[-1].version if paged else 0, count=3):
+        paged.extend(batch)
+    assert paged == await store.read(room_id)
+
+
+async def test_binary_payloads_round_trip(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id)
+    payloads = [b"", b"\x00\xff\x00", bytes(range(256)) * 40]
+    await store.append(room_id, 0, payloads)
+    assert [e.data for e in await store.read(room_id)] == payloads
+
+
+# -- snapshots, trimming, deletion ---------------------------------------------------------
+
+
+def fold(snapshot: Snapshot | None, events: list[StoredEvent]) -> list[bytes]:
+    """Toy projection: the state is the list of all event payloads."""
+    state = snapshot.data.split(b"|") if snapshot else []
+    return state + [e.data for e in events]
+
+
+async def test_snapshot_plus_tail_equals_full_read(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id, 8)
+    full = await store.read(room_id)
+    assert await store.load_snapshot(room_id) is None
+    assert await store.save_snapshot(room_id, 5, b"|".join(e.data for e in full[:5]))
+    loaded = await store.load(room_id)
+    assert loaded.snapshot is not None and loaded.snapshot.version == 5
+    assert [e.version for e in loaded.events] == [6, 7, 8]
+    assert loaded.version == 8 and loaded.epoch == await store.epoch(room_id)
+    assert fold(loaded.snapshot, loaded.events) == fold(None, full)
+
+
+async def test_only_latest_snapshot_is_kept_and_never_ahead(
+    store: EventStore, room_id: str
+) -> None:
+    await new_room(store, room_id, 8)
+    assert await store.save_snapshot(room_id, 6, b"six")
+    assert not await store.save_snapshot(room_id, 4, b"four")  # late, older: ignored
+    assert not await store.save_snapshot(room_id, 6, b"six again")
+    assert await store.load_snapshot(room_id) == Snapshot(6, b"six")
+    with pytest.raises(SnapshotAhead):
+        await store.save_snapshot(room_id, 9, b"from the future")
+    assert await store.save_snapshot(room_id, 8, b"eight")
+    assert await store.load_snapshot(room_id) == Snapshot(8, b"eight")
+    assert (await store.load(room_id)).events == []
+
+
+async def test_append_after_trim_uses_entry_ids_not_length(store: EventStore, room_id: str) -> None:
+    keys = store.keys(room_id)
+    await new_room(store, room_id, 10)
+    with pytest.raises(TrimBeyondSnapshot):
+        await store.trim(room_id, 6)  # no snapshot yet
+    await store.save_snapshot(room_id, 6, b"state@6")
+    assert await store.trim(room_id, 6) == 6
+    assert await store.redis.xlen(keys.events) == 4
+    assert await store.version(room_id) == 10
+    with pytest.raises(EventsTrimmed) as info:
+        await store.read(room_id, 2)
+    assert info.value.first_available == 7
+    assert [e.version for e in await store.read(room_id, 6)] == [7, 8, 9, 10]
+    with pytest.raises(VersionConflict) as conflict:
+        await store.append(room_id, 4, [ev(11)])  # 4 == XLEN: must not be accepted
+    assert conflict.value.actual == 10
+    assert (await store.append(room_id, 10, [ev(11)])).version == 11
+    loaded = await store.load(room_id)
+    assert loaded.snapshot == Snapshot(6, b"state@6")
+    assert [e.version for e in loaded.events] == [7, 8, 9, 10, 11]
+
+
+async def test_append_after_trimming_every_event(store: EventStore, room_id: str) -> None:
+    keys = store.keys(room_id)
+    await new_room(store, room_id, 5)
+    await store.save_snapshot(room_id, 5, b"state@5")
+    assert await store.trim(room_id, 5) == 5
+    assert await store.redis.xlen(keys.events) == 0  # empty stream, only its last id remains
+    assert await store.version(room_id) == 5
+    with pytest.raises(EventsTrimmed):
+        await store.read(room_id, 0)
+    with pytest.raises(VersionConflict):
+        await store.append(room_id, 0, [ev(6)])
+    assert (await store.append(room_id, 5, [ev(6)])).version == 6
+    assert await store.read(room_id, 5) == [StoredEvent(6, ev(6))]
+    assert await store.redis.xrange(keys.events) == [(b"6-0", {b"e": ev(6)})]
+
+
+async def test_delete_then_recreate_starts_a_new_incarnation(
+    store: EventStore, room_id: str
+) -> None:
+    old_epoch = await store.create_room(room_id, b"old")
+    await store.append(room_id, 0, [ev(1), ev(2)], command_id="c1")
+    await store.save_snapshot(room_id, 2, b"s")
+    await store.set_room_status(room_id, "live")
+    assert await store.delete_room(room_id)
+    assert not await store.delete_room(room_id)
+    with pytest.raises(RoomNotFound):
+        await store.append(room_id, 2, [ev(3)])
+    assert await store.redis.exists(*vars_of(store, room_id)) == 0
+    assert await store.room_status(room_id) is None
+    assert room_id not in await store.rooms_by_status("live")
+
+    new_epoch = await store.create_room(room_id, b"new")
+    assert new_epoch != old_epoch
+    assert await store.version(room_id) == 0
+    assert await store.load_snapshot(room_id) is None
+    with pytest.raises(VersionConflict):
+        await store.append(room_id, 2, [ev(3)])
+    fresh = await store.append(room_id, 0, [ev(1)], command_id="c1")  # old ids are forgotten
+    assert not fresh.duplicate and fresh.version == 1
+    assert await store.room_meta(room_id) == b"new"
+
+
+def vars_of(store: EventStore, room_id: str) -> list[str]:
+    k = store.keys(room_id)
+    return [k.meta, k.events, k.commands, k.snapshot]
+
+
+# -- hints and lobby index -----------------------------------------------------------------
+
+
+async def test_append_publishes_version_hint(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id)
+    pubsub = store.redis.pubsub()
+    try:
+        await pubsub.subscribe(store.hint_channel(room_id))
+        await store.append(room_id, 0, [ev(1), ev(2)])
+        with pytest.raises(VersionConflict):
+            await store.append(room_id, 0, [ev(1)])  # conflicts publish nothing
+        await store.append(room_id, 2, [ev(3)])
+        hints: list[bytes] = []
+        deadline = time.monotonic() + 5
+        while len(hints) < 2 and time.monotonic() < deadline:
+            msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+            if msg is not None:
+                hints.append(msg["data"])
+        assert hints == [b"2", b"3"]
+        assert store.hint_channel(room_id) == f"{store.prefix}:room:{room_id}:hint"
+    finally:
+        await pubsub.aclose()
+
+
+async def test_room_status_index(store: EventStore) -> None:
+    rooms = [f"r{i}" for i in range(5)]
+    for r in rooms:
+        await store.create_room(r, b"")
+        assert await store.set_room_status(r, "open") is None
+    assert await store.set_room_status("r1", "live") == "open"
+    assert await store.set_room_status("r3", "live") == "open"
+    assert await store.set_room_status("r3", "finished") == "live"
+    assert await store.rooms_by_status("open") == ["r0", "r2", "r4"]
+    assert await store.rooms_by_status("live") == ["r1"]
+    assert await store.rooms_by_status("finished") == ["r3"]
+    assert await store.rooms_by_status("ope") == []  # prefix of a status is not a match
+    assert await store.rooms_by_status("open", offset=1, limit=1) == ["r2"]
+    assert await store.list_rooms() == {
+        "r0": "open",
+        "r1": "live",
+        "r2": "open",
+        "r3": "finished",
+        "r4": "open",
+    }
+    with pytest.raises(RoomNotFound):
+        await store.set_room_status("ghost", "open")
+    for r in rooms:
+        await store.delete_room(r)
+    assert await store.list_rooms() == {}
+    assert await store.rooms_by_status("open") == []
