@@ -45,12 +45,9 @@ class Move(_Command):
     fly: bool = False
     reveal: list[UnitName] = Field(default_factory=list, max_length=4)
     use_power: bool = False  # optional powers of a move: Demeter's drain, sneak attack (R3)
-
-
-class EndTurn(_Command):
-    """End the turn after Hermes' extra steps (R3)."""
-
-    type: Literal["end_turn"] = "end_turn"
+    # Hermes' further single steps in the same turn (R3), judged and charged one by one. One
+    # command, so that no pause between steps tells the opponent who is moving.
+    steps: list[Region] = Field(default_factory=list, max_length=35)
 
 
 class Liturgy(_Command):
@@ -98,7 +95,6 @@ Command = Annotated[
     SubmitSetup
     | DrawRandomSetup
     | Move
-    | EndTurn
     | Liturgy
     | Pass
     | Thunderbolt

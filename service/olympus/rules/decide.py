@@ -5,6 +5,7 @@ A command that breaks a rule raises ``IllegalCommand`` and produces no events at
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from typing import Any
 
@@ -15,8 +16,8 @@ from .board import TARTARUS
 from .characters import Faction
 from .decision import Decision
 from .errors import IllegalCommand
-from .movement import plan_move
-from .powers import POWERS
+from .movement import MovePlan, plan_move
+from .powers import powers_of
 from .state import GameState, Phase
 from .turns import end_turn
 
@@ -25,37 +26,58 @@ LITURGY_ENERGY = 6
 Handler = Callable[[Decision, Faction, Any], None]
 
 
-def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
-    plan = plan_move(d.state, side, c.units, c.to, c.fly, c.reveal, c.use_power)
-    move = plan.move
+def _hide_origin(d: Decision, origin: int, side: Faction) -> None:
+    """R7: some but not all units leave for a region without enemies, so the enemy can no
+    longer tell who left: every unit of the origin is hidden and gets a fresh token, drawn
+    from the secret seed so that the new numbers say nothing about who is under them."""
+    units = d.state.units_in(origin, side)
+    order = list(units)
+    random.Random(f"{d.state.token_seed}:{d.state.version}").shuffle(order)
+    tokens = {u: d.state.next_token + i for i, u in enumerate(order)}
+    d.emit(ev.UnitsHidden(units=tuple(units), tokens=tokens))
+
+
+def _step(d: Decision, plan: MovePlan) -> bool:
+    """Apply one judged move; True when the turn goes on with a combat or is over."""
+    move, side = plan.move, plan.move.faction
     if plan.reveal:
         d.emit(ev.UnitsRevealed(units=plan.reveal))
     if plan.energy:
         d.emit(ev.EnergyChanged(side, -plan.energy, "styx"))
     if plan.honor:
         d.emit(ev.HonorChanged(side, plan.honor, plan.honor_reason))
-    stayers = d.state.units_in(move.origin, side)
     attack = d.state.count_in(move.destination, side.enemy) > 0
+    partial = len(move.units) < d.state.count_in(move.origin, side)
+    if partial and not attack and not move.flight:
+        _hide_origin(d, move.origin, side)
     d.emit(ev.UnitsMoved(side, move.units, move.origin, move.destination, move.flight))
-    # R7: a partial group leaving for a region without enemies hides the whole origin group
-    hide = [u for u in stayers if u in d.state.revealed and u not in plan.reveal]
-    if hide and not attack and not move.flight and len(move.units) < len(stayers):
-        d.emit(ev.UnitsHidden(units=tuple(hide)))
-    for unit in move.units:
-        if unit in POWERS:
-            POWERS[unit].after_move(d, move)
+    for power in powers_of(move.units):
+        power.after_move(d, move)
     if d.check_end():
-        return
+        return True
     if attack:
         combat.start_combat(d, move.destination, side, None if move.flight else move.origin, move)
+        return True
+    return False
+
+
+def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
+    plan = plan_move(d.state, side, c.units, c.to, c.fly, c.reveal, c.use_power)
+    if c.steps and not any(p.takes_extra_steps(d.state, plan.move) for p in powers_of(c.units)):
+        raise IllegalCommand("no_extra_steps", "Only Hermes, moving alone, takes further steps.")
+    if _step(d, plan):
+        if c.steps:
+            raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
         return
-    if (
-        len(move.units) == 1
-        and move.units[0] in POWERS
-        and POWERS[move.units[0]].extra_step(d.state, move)
-    ):
-        d.emit(ev.ExtraStepOffered(unit=move.units[0]))
-        return
+    for destination in c.steps:
+        if d.state.count_in(plan.move.destination, side) > 1:
+            raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
+        reveal = [u for u in c.units if u not in d.state.revealed]
+        plan = plan_move(d.state, side, c.units, destination, False, reveal)
+        if _step(d, plan):
+            if destination != c.steps[-1]:
+                raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
+            return
     end_turn(d)
 
 
@@ -87,17 +109,10 @@ def _pass(d: Decision, side: Faction, c: cmd.Pass) -> None:
     end_turn(d)
 
 
-def _end_turn(d: Decision, side: Faction, c: cmd.EndTurn) -> None:
-    if d.state.extra_step is None:
-        raise IllegalCommand("nothing_to_end", "A turn ends by taking an action.")
-    end_turn(d)
-
-
 _TURN_HANDLERS: dict[type, Handler] = {
     cmd.Move: _move,
     cmd.Liturgy: _liturgy,
     cmd.Pass: _pass,
-    cmd.EndTurn: _end_turn,
 }
 # Leader powers register their "instead of moving" commands here (thunderbolt, recall).
 POWER_COMMANDS: dict[type, Handler] = {}
@@ -140,8 +155,6 @@ def _judge(d: Decision, command: cmd.Command) -> None:
     handler = _TURN_HANDLERS.get(kind) or POWER_COMMANDS.get(kind)
     if handler is None:
         raise IllegalCommand("unknown_command", f"{kind.__name__} cannot be played here.")
-    if state.extra_step is not None and kind not in (cmd.Move, cmd.EndTurn):
-        raise IllegalCommand("extra_step_only", "Move Hermes again or end your turn.")
     handler(d, side, command)
 
 

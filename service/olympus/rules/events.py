@@ -47,6 +47,9 @@ class GameCreated(Event):
     open_combat: bool = False
     random_setup: bool = False
     chthonian_honor: int = 0
+    # Secret seed of the token draws (R7): which fresh token a re-hidden unit gets. Never shown
+    # to a seat before the end, so token numbers say nothing about who is under them.
+    token_seed: int = 0
 
 
 @_event("setup_submitted", sealed=True)
@@ -94,7 +97,10 @@ class UnitsRevealed(Event):
 
 @_event("units_hidden")
 class UnitsHidden(Event):
+    """R7: these units' identities are hidden again; each gets a fresh token (re-drawn)."""
+
     units: tuple[str, ...]
+    tokens: dict[str, int]
 
 
 @_event("units_moved")
@@ -104,13 +110,6 @@ class UnitsMoved(Event):
     origin: int
     destination: int
     flight: bool = False
-
-
-@_event("extra_step_offered")
-class ExtraStepOffered(Event):
-    """Hermes moved alone into an empty region: his side may step again or end the turn."""
-
-    unit: str
 
 
 @_event("liturgy_performed")
@@ -135,6 +134,7 @@ class UnitRecalled(Event):
     faction: Faction
     leader: str
     unit: str
+    token: int
 
 
 @_event("leader_succeeded")

@@ -19,6 +19,7 @@ def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
     return replace(
         s,
         options=options,
+        token_seed=e.token_seed,
         phase=Phase.SETUP,
         honor={Faction.OLYMPIANS: honor, Faction.CHTHONIANS: honor + e.chthonian_honor},
         energy={f: START_ENERGY for f in Faction},
@@ -31,11 +32,23 @@ def _setup_submitted(s: GameState, e: ev.SetupSubmitted) -> GameState:
 
 def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> GameState:
     positions = {u: r for placements in s.setups.values() for u, r in placements.items()}
-    return replace(s, positions=positions, picked=frozenset(positions), setups={})
+    # first tokens in the order of the (public) starting regions, Olympians first
+    tokens: dict[str, int] = {}
+    for faction in (Faction.OLYMPIANS, Faction.CHTHONIANS):
+        for unit, _ in sorted(s.setups[faction].items(), key=lambda item: item[1]):
+            tokens[unit] = s.next_token + len(tokens)
+    return replace(
+        s,
+        positions=positions,
+        picked=frozenset(positions),
+        setups={},
+        tokens=tokens,
+        next_token=s.next_token + len(tokens),
+    )
 
 
 def _turn_started(s: GameState, e: ev.TurnStarted) -> GameState:
-    return replace(s, phase=Phase.TURN, turn=e.faction, turn_number=e.number, extra_step=None)
+    return replace(s, phase=Phase.TURN, turn=e.faction, turn_number=e.number)
 
 
 def _honor_changed(s: GameState, e: ev.HonorChanged) -> GameState:
@@ -51,18 +64,19 @@ def _units_revealed(s: GameState, e: ev.UnitsRevealed) -> GameState:
 
 
 def _units_hidden(s: GameState, e: ev.UnitsHidden) -> GameState:
-    return replace(s, revealed=s.revealed - set(e.units))
+    return replace(
+        s,
+        revealed=s.revealed - set(e.units),
+        tokens={**s.tokens, **e.tokens},
+        next_token=max(s.next_token, *(t + 1 for t in e.tokens.values())),
+    )
 
 
 def _units_moved(s: GameState, e: ev.UnitsMoved | ev.UnitsRetreated) -> GameState:
     positions = dict(s.positions)
     for unit in e.units:
         positions[unit] = e.destination
-    return replace(s, positions=positions, extra_step=None)
-
-
-def _extra_step_offered(s: GameState, e: ev.ExtraStepOffered) -> GameState:
-    return replace(s, extra_step=e.unit)
+    return replace(s, positions=positions)
 
 
 def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> GameState:
@@ -70,6 +84,8 @@ def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> GameState:
         s,
         positions={**s.positions, e.unit: TARTARUS},
         eliminated=tuple(u for u in s.eliminated if u != e.unit),
+        tokens={**s.tokens, e.unit: e.token},
+        next_token=max(s.next_token, e.token + 1),
     )
 
 
@@ -101,10 +117,13 @@ def _choice_pending(s: GameState, e: ev.ChoicePending) -> GameState:
 def _unit_eliminated(s: GameState, e: ev.UnitEliminated) -> GameState:
     positions = dict(s.positions)
     del positions[e.unit]
+    tokens = dict(s.tokens)
+    tokens.pop(e.unit, None)
     unrecallable = s.unrecallable | {e.unit} if e.cause == "demeter" else s.unrecallable
     return replace(
         s,
         positions=positions,
+        tokens=tokens,
         eliminated=(*s.eliminated, e.unit),
         revealed=s.revealed | {e.unit},
         unrecallable=unrecallable,
@@ -149,7 +168,6 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.UnitsRevealed: _units_revealed,
     ev.UnitsHidden: _units_hidden,
     ev.UnitsMoved: _units_moved,
-    ev.ExtraStepOffered: _extra_step_offered,
     ev.LiturgyPerformed: _unchanged,
     ev.Passed: _unchanged,
     ev.ThunderboltThrown: _unchanged,

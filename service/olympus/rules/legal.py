@@ -37,8 +37,6 @@ def _moves(state: GameState, side: Faction) -> list[LegalAction]:
     origins: dict[int, list[str]] = {}
     for unit in state.units_of(side):
         origins.setdefault(state.positions[unit], []).append(unit)
-    if state.extra_step is not None:
-        origins = {state.positions[state.extra_step]: [state.extra_step]}
     for origin, units in origins.items():
         for size in range(1, len(units) + 1):
             for group in combinations(units, size):
@@ -133,8 +131,6 @@ def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
     if side is not state.turn:
         return []
     actions = _moves(state, side)
-    if state.extra_step is not None:
-        return [*actions, LegalAction(cmd.EndTurn(side=side))]
     points = 1 if state.energy[side] == 0 else 2
     actions.append(LegalAction(cmd.Liturgy(side=side), -points, -6))
     if may_pass(state, side):

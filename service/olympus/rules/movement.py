@@ -66,10 +66,6 @@ def plan_move(
     if len(origins) != 1:
         raise IllegalCommand("units_not_together", "A group must move from one region.")
     origin = origins.pop()
-    if state.extra_step is not None and movers != (state.extra_step,):
-        raise IllegalCommand(
-            "extra_step_only", f"Only {state.extra_step} may move again; or end your turn."
-        )
     if destination == origin:
         raise IllegalCommand("same_region", "The units are already there.")
     revealing = own_units(state, faction, list(reveal))

@@ -14,11 +14,15 @@ from .state import GameState, Options, Phase
 CHALLENGE_RANGE = range(-5, 6)
 
 
-def create(options: Options) -> list[ev.Event]:
-    """The first event of every game."""
+def create(options: Options, token_seed: int = 0) -> list[ev.Event]:
+    """The first event of every game; the service draws ``token_seed`` at random (R7)."""
     if options.chthonian_honor not in CHALLENGE_RANGE:
         raise IllegalCommand("bad_challenge", "The Challenge adjustment must be from -5 to +5.")
-    return [ev.GameCreated(options.open_combat, options.random_setup, options.chthonian_honor)]
+    return [
+        ev.GameCreated(
+            options.open_combat, options.random_setup, options.chthonian_honor, token_seed
+        )
+    ]
 
 
 def check_placements(faction: Faction, placements: dict[str, int]) -> None:

@@ -99,7 +99,11 @@ class GameState:
     setups: dict[Faction, dict[str, int]] = field(default_factory=dict)  # sealed until both in
     combat: Combat | None = None
     pending: tuple[Step, ...] = ()  # the head awaits a choice of its side; the rest follow
-    extra_step: str | None = None  # Hermes may step again in this turn (R3)
+    # R7: every unit on the board has a token number, the label the enemy sees. Tokens are
+    # drawn from public facts or the secret seed only, and re-drawn when units go into hiding.
+    tokens: dict[str, int] = field(default_factory=dict)
+    next_token: int = 1
+    token_seed: int = 0
     winner: Faction | None = None
     result: str | None = None  # "olympians", "chthonians" or "draw" once over
     version: int = 0  # number of events folded

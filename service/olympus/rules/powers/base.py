@@ -71,8 +71,8 @@ class Power:
     def after_move(self, d: Decision, move: MoveContext) -> None:
         """Effects of a completed move made by this unit (Poseidon, Demeter)."""
 
-    def extra_step(self, state: GameState, move: MoveContext) -> bool:
-        """Whether, after ``move``, this unit's side may move it again in the same turn."""
+    def takes_extra_steps(self, state: GameState, move: MoveContext) -> bool:
+        """Whether this unit, having made ``move`` alone, may take further steps (Hermes)."""
         return False
 
     # --- Honor ------------------------------------------------------------------------------

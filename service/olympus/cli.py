@@ -1,0 +1,39 @@
+"""The ``olympus`` command: ``olympus serve`` and ``olympus scenario FILE...``.
+
+The server is imported only when serving, so running scenarios needs nothing but the rules.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="olympus", description="Storm over Olympus game service")
+    commands = top.add_subparsers(dest="command", required=True)
+    scenario = commands.add_parser(
+        "scenario", help="run YAML rule scenarios (docs/scenarios.md); exit 1 at the first failure"
+    )
+    scenario.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
+    serve = commands.add_parser("serve", help="run the game service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--redis-url", default=os.environ.get("REDIS_URL"))
+    serve.add_argument("--data-dir", default="./var")
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if args.command == "serve":
+        from olympus.server import cli_serve  # lazily: the server's dependencies are heavier
+
+        return cli_serve(args) or 0
+    from olympus import scenario
+
+    return scenario.main(args.files)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
