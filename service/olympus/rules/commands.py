@@ -20,6 +20,7 @@ UnitName = Annotated[str, Field(min_length=1, max_length=20)]
 class _Command(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     side: Faction | None = None
+    at_ms: int | None = None  # the service's clock, set like ``side`` (R12)
 
 
 class SubmitSetup(_Command):
@@ -91,6 +92,12 @@ class Stay(_Command):
     type: Literal["stay"] = "stay"
 
 
+class Timeout(_Command):
+    """System command (R12): ``side`` missed its deadline; apply the fallback."""
+
+    type: Literal["timeout"] = "timeout"
+
+
 Command = Annotated[
     SubmitSetup
     | DrawRandomSetup
@@ -102,7 +109,8 @@ Command = Annotated[
     | Commit
     | RemoveUnit
     | Retreat
-    | Stay,
+    | Stay
+    | Timeout,
     Field(discriminator="type"),
 ]
 

@@ -9,7 +9,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from . import combat, setup
+from . import clocks, combat, setup
 from . import commands as cmd
 from . import events as ev
 from .board import TARTARUS
@@ -158,10 +158,32 @@ def _judge(d: Decision, command: cmd.Command) -> None:
     handler(d, side, command)
 
 
+def _timeout(d: Decision, side: Faction, at_ms: int) -> None:
+    """R12: apply the fallback of a missed deadline, or end the game for a long absence."""
+    kind, since = clocks.missed(d.state, side, at_ms)
+    d.emit(ev.DeadlineMissed(faction=side, kind=kind))
+    forfeit = d.state.options.forfeit_seconds
+    if forfeit is not None and at_ms - since >= forfeit * 1000:
+        d.emit(ev.GameEnded(result=side.enemy.value, reason="forfeit"))
+    else:
+        _judge(d, clocks.fallback(d.state, side, kind))
+    clocks.schedule(d, at_ms, {**d.state.absent_since, side.value: since})
+
+
 def execute(state: GameState, command: cmd.Command) -> tuple[list[ev.Event], GameState]:
     """The events a command produces and the state they lead to, or ``IllegalCommand``."""
     d = Decision(state)
+    if isinstance(command, cmd.Timeout):
+        if command.side is None or command.at_ms is None:
+            raise IllegalCommand("bad_timeout", "A timeout names the late side and the time.")
+        if state.phase is Phase.OVER:
+            raise IllegalCommand("game_over", "The game is over.")
+        _timeout(d, command.side, command.at_ms)
+        return d.events, d.state
     _judge(d, command)
+    if command.at_ms is not None:
+        absent = {f: t for f, t in d.state.absent_since.items() if f != command.side}
+        clocks.schedule(d, command.at_ms, absent)
     return d.events, d.state
 
 

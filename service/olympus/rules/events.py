@@ -50,6 +50,9 @@ class GameCreated(Event):
     # Secret seed of the token draws (R7): which fresh token a re-hidden unit gets. Never shown
     # to a seat before the end, so token numbers say nothing about who is under them.
     token_seed: int = 0
+    move_seconds: int | None = None
+    commit_seconds: int | None = None
+    forfeit_seconds: int | None = None
 
 
 @_event("setup_submitted", sealed=True)
@@ -210,6 +213,20 @@ class CombatRoundStarted(Event):
 @_event("combat_ended")
 class CombatEnded(Event):
     region: int
+
+
+@_event("clock_set")
+class ClockSet(Event):
+    """R12: the deadlines now running and the sides missing theirs (times in ms)."""
+
+    deadlines: dict[str, dict[str, Any]]
+    absent_since: dict[str, int]
+
+
+@_event("deadline_missed")
+class DeadlineMissed(Event):
+    faction: Faction
+    kind: str
 
 
 @_event("game_ended")

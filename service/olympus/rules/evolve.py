@@ -14,7 +14,14 @@ START_HONOR, OPEN_COMBAT_HONOR, START_ENERGY = 16, 10, 24
 
 
 def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
-    options = Options(e.open_combat, e.random_setup, e.chthonian_honor)
+    options = Options(
+        e.open_combat,
+        e.random_setup,
+        e.chthonian_honor,
+        e.move_seconds,
+        e.commit_seconds,
+        e.forfeit_seconds,
+    )
     honor = OPEN_COMBAT_HONOR if e.open_combat else START_HONOR
     return replace(
         s,
@@ -148,6 +155,10 @@ def _combat_ended(s: GameState, e: ev.CombatEnded) -> GameState:
     return replace(s, phase=Phase.TURN, combat=None, pending=())
 
 
+def _clock_set(s: GameState, e: ev.ClockSet) -> GameState:
+    return replace(s, deadlines=e.deadlines, absent_since=e.absent_since)
+
+
 def _game_ended(s: GameState, e: ev.GameEnded) -> GameState:
     winner = None if e.result == "draw" else Faction(e.result)
     return replace(s, phase=Phase.OVER, result=e.result, winner=winner, pending=())
@@ -183,6 +194,8 @@ _HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
     ev.StayedInCombat: _stayed,
     ev.CombatRoundStarted: _round_started,
     ev.CombatEnded: _combat_ended,
+    ev.ClockSet: _clock_set,
+    ev.DeadlineMissed: _unchanged,
     ev.GameEnded: _game_ended,
 }
 assert set(_HANDLERS) == set(ev.EVENT_TYPES.values()), "every event type needs a fold"

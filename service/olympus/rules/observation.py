@@ -53,8 +53,10 @@ def _commitment(state: GameState, seat: Seat, faction: Faction) -> View | None:
     combat = state.combat
     if combat is None or faction not in combat.commitments:
         return None
-    if state.phase is Phase.OVER or faction is seat or (
-        seat is not None and sees_commitment(state, seat)
+    if (
+        state.phase is Phase.OVER
+        or faction is seat
+        or (seat is not None and sees_commitment(state, seat))
     ):
         c = combat.commitments[faction]
         return {"maneuver": c.maneuver.value, "energy": c.energy}

@@ -20,7 +20,13 @@ def create(options: Options, token_seed: int = 0) -> list[ev.Event]:
         raise IllegalCommand("bad_challenge", "The Challenge adjustment must be from -5 to +5.")
     return [
         ev.GameCreated(
-            options.open_combat, options.random_setup, options.chthonian_honor, token_seed
+            open_combat=options.open_combat,
+            random_setup=options.random_setup,
+            chthonian_honor=options.chthonian_honor,
+            token_seed=token_seed,
+            move_seconds=options.move_seconds,
+            commit_seconds=options.commit_seconds,
+            forfeit_seconds=options.forfeit_seconds,
         )
     ]
 

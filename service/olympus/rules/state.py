@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from .characters import BY_NAME, ORDER, Faction
 
@@ -81,6 +82,10 @@ class Options:
     open_combat: bool = False
     random_setup: bool = False
     chthonian_honor: int = 0  # Challenge: −5…+5 for the Chthonians (R2)
+    # Clocks (R12): None means no limit.
+    move_seconds: int | None = None
+    commit_seconds: int | None = None
+    forfeit_seconds: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +109,10 @@ class GameState:
     tokens: dict[str, int] = field(default_factory=dict)
     next_token: int = 1
     token_seed: int = 0
+    # R12: per side, the awaited action's deadline {"kind", "key", "since", "due"} (ms), and
+    # since when a side has been missing its deadlines (for the forfeit limit).
+    deadlines: dict[str, dict[str, Any]] = field(default_factory=dict)
+    absent_since: dict[str, int] = field(default_factory=dict)
     winner: Faction | None = None
     result: str | None = None  # "olympians", "chthonians" or "draw" once over
     version: int = 0  # number of events folded

@@ -1,0 +1,64 @@
+"""R12: deadlines are events, missed ones fall back, a long absence forfeits."""
+
+import random
+
+import pytest
+
+from olympus.rules import Faction, IllegalCommand, Options, Phase, create, execute, replay
+from olympus.rules import commands as c
+from olympus.rules.clocks import deadlines
+from olympus.rules.setup import random_placements
+
+OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
+
+
+def started(options: Options, at: int = 0):
+    state = replay(create(options))
+    rng = random.Random(7)
+    for side in (OLY, CHT):
+        _, state = execute(
+            state, c.SubmitSetup(side=side, placements=random_placements(rng, side), at_ms=at)
+        )
+    return state
+
+
+def test_deadline_set_when_turn_starts_and_missed_turn_is_a_liturgy():
+    state = started(Options(move_seconds=60, commit_seconds=30))
+    assert deadlines(state) == [(CHT, "move", 60_000)]
+    with pytest.raises(IllegalCommand) as early:
+        execute(state, c.Timeout(side=CHT, at_ms=59_999))
+    assert early.value.code == "not_expired"
+    with pytest.raises(IllegalCommand) as nobody:
+        execute(state, c.Timeout(side=OLY, at_ms=99_999))
+    assert nobody.value.code == "no_deadline"
+    events, after = execute(state, c.Timeout(side=CHT, at_ms=60_000))
+    kinds = [e.TYPE for e in events]
+    assert kinds[:2] == ["deadline_missed", "liturgy_performed"]
+    assert after.energy[CHT] == state.energy[CHT] + 6 and after.honor[CHT] == state.honor[CHT] - 2
+    assert after.turn is OLY and deadlines(after) == [(OLY, "move", 120_000)]
+    assert after.absent_since == {"chthonians": 0}
+    # the deadline fired once: the same timeout again has nothing to fire
+    with pytest.raises(IllegalCommand):
+        execute(after, c.Timeout(side=CHT, at_ms=60_000))
+    assert replay(events, state) == after
+
+
+def test_acting_clears_absence_and_long_absence_forfeits():
+    state = started(Options(move_seconds=10, forfeit_seconds=25))
+    _, state = execute(state, c.Timeout(side=CHT, at_ms=10_000))  # CHT absent since 0
+    _, state = execute(state, c.Liturgy(side=OLY, at_ms=11_000))
+    assert deadlines(state) == [(CHT, "move", 21_000)]
+    _, missed_twice = execute(state, c.Timeout(side=CHT, at_ms=21_000))
+    assert missed_twice.phase is Phase.TURN and missed_twice.absent_since == {"chthonians": 0}
+    # had CHT acted instead, its absence would be forgotten
+    _, present = execute(state, c.Liturgy(side=CHT, at_ms=20_000))
+    assert present.absent_since == {}
+    _, state = execute(missed_twice, c.Liturgy(side=OLY, at_ms=22_000))
+    events, state = execute(state, c.Timeout(side=CHT, at_ms=32_000))  # absent 32 s ≥ 25 s
+    assert state.phase is Phase.OVER and state.result == "olympians"
+    assert any(e.TYPE == "game_ended" and e.reason == "forfeit" for e in events)
+
+
+def test_no_clock_no_deadline():
+    state = started(Options())
+    assert deadlines(state) == []
