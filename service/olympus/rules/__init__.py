@@ -4,7 +4,7 @@ Nothing here does I/O, reads a clock or draws a random number: randomness and ti
 through commands and the events they produce.
 """
 
-from . import powers as _powers  # noqa: F401  (registers the characters' powers)
+from . import powers as _powers
 from .board import BOARD, PALACE, TARTARUS, Realm
 from .characters import BY_NAME, CHARACTERS, Faction
 from .commands import Command, parse_command
@@ -15,6 +15,8 @@ from .evolve import evolve, replay
 from .legal import LegalAction, legal_actions
 from .setup import create, random_placements
 from .state import GameState, Maneuver, Options, Phase
+
+_powers._load_characters()  # after the core modules: the powers hook into them
 
 __all__ = [
     "BOARD",

@@ -9,7 +9,7 @@ from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
 from .movement import STACK_LIMIT
-from .powers import POWERS, Action, powers_of
+from .powers import POWERS, Action, MoveContext, powers_of
 from .state import Combat, Commitment, GameState, Maneuver, Step, StepKind
 from .turns import end_turn
 
@@ -270,11 +270,18 @@ def resolve_round(d: Decision) -> None:
 # --- steps: removals, retreats, annihilation ------------------------------------------------------
 
 
-def eliminate(d: Decision, unit: str, cause: str) -> None:
-    region = d.state.positions[unit]
-    d.emit(ev.UnitEliminated(unit=unit, cause=cause))
-    for power in powers_of([unit]):
-        power.on_eliminated(d, region, cause)
+# Causes of elimination that count as "in combat" (Thanatos).
+COMBAT_CAUSES = frozenset({StepKind.REMOVE.value, "all_out_attack"})
+
+
+def eliminate(d: Decision, units: list[str], cause: str) -> None:
+    """Eliminate ``units`` at once, then their powers' effects, then the game-end check."""
+    regions = {u: d.state.positions[u] for u in units}
+    for unit in units:
+        d.emit(ev.UnitEliminated(unit=unit, cause=cause))
+    for unit in units:
+        for power in powers_of([unit]):
+            power.on_eliminated(d, regions[unit], cause)
     d.check_end()
 
 
@@ -336,10 +343,13 @@ def run_steps(d: Decision, steps: list[Step]) -> None:
         if not units:
             steps.pop(0)
             continue
+        if step.kind is StepKind.WITHDRAW:
+            if d.state.count_in(step.region, step.faction.enemy):
+                d.emit(ev.UnitsRetreated(step.faction, tuple(units), step.to))
+            steps.pop(0)
+            continue
         if step.kind is StepKind.ANNIHILATE:
-            for unit in units:
-                if unit in d.state.positions and not d.over:
-                    eliminate(d, unit, "all_out_attack")
+            eliminate(d, units, "all_out_attack")
             steps.pop(0)
             continue
         if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
@@ -347,7 +357,7 @@ def run_steps(d: Decision, steps: list[Step]) -> None:
             if len(candidates) > 1:
                 break
             if candidates:
-                eliminate(d, candidates[0], step.kind.value)
+                eliminate(d, candidates[:1], step.kind.value)
             steps.pop(0)
             continue
         if retreat_regions(d.state, step.faction):
@@ -394,7 +404,7 @@ def choose_removal(d: Decision, faction: Faction, unit: str) -> None:
     if unit not in removal_candidates(d.state, step):
         raise IllegalCommand("invalid_choice", f"{unit} cannot be the unit removed.")
     rest = list(d.state.pending[1:])
-    eliminate(d, unit, step.kind.value)
+    eliminate(d, [unit], step.kind.value)
     run_steps(d, rest)
 
 
@@ -416,18 +426,20 @@ def choose_stay(d: Decision, faction: Faction) -> None:
     run_steps(d, rest)
 
 
-def start_combat(
-    d: Decision, region: int, attacker: Faction, origin: int | None, move=None
-) -> None:
-    """A move ended where enemies stand (R8): reveal everyone, apply meetings, await commits."""
-    d.emit(ev.CombatStarted(region=region, attacker=attacker, origin=origin))
-    hidden = tuple(u for u in d.state.units_in(region) if u not in d.state.revealed)
-    if hidden:
-        d.emit(ev.UnitsRevealed(units=hidden))
+def meet(d: Decision, move: MoveContext) -> None:
+    """A move ended where enemies stand (R8): meetings first (Cronus, Demeter, a sneak attack),
+    then the game-end check (a leader in the Palace wins without a fight), then the combat."""
+    region = move.destination
     for unit in d.state.units_in(region):
-        if unit in d.state.positions and unit in POWERS and not d.over:
-            POWERS[unit].before_combat(d, region, move)
+        if unit in d.state.positions and unit in POWERS and not d.over and not d.state.pending:
+            POWERS[unit].on_meeting(d, region, move)
     if d.check_end() or d.state.pending:
         return
     if not all(d.state.count_in(region, f) for f in Faction):
-        finish_steps(d)
+        end_turn(d)
+        return
+    origin = None if move.flight else move.origin
+    d.emit(ev.CombatStarted(region=region, attacker=move.faction, origin=origin))
+    hidden = tuple(u for u in d.state.units_in(region) if u not in d.state.revealed)
+    if hidden:
+        d.emit(ev.UnitsRevealed(units=hidden))

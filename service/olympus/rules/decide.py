@@ -53,12 +53,10 @@ def _step(d: Decision, plan: MovePlan) -> bool:
     d.emit(ev.UnitsMoved(side, move.units, move.origin, move.destination, move.flight))
     for power in powers_of(move.units):
         power.after_move(d, move)
-    if d.check_end():
-        return True
     if attack:
-        combat.start_combat(d, move.destination, side, None if move.flight else move.origin, move)
+        combat.meet(d, move)
         return True
-    return False
+    return d.check_end()
 
 
 def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
@@ -69,11 +67,12 @@ def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
         if c.steps:
             raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
         return
+    if c.steps and c.units[0] not in d.state.revealed:  # taking extra steps reveals Hermes
+        d.emit(ev.UnitsRevealed(units=(c.units[0],)))
     for destination in c.steps:
         if d.state.count_in(plan.move.destination, side) > 1:
             raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-        reveal = [u for u in c.units if u not in d.state.revealed]
-        plan = plan_move(d.state, side, c.units, destination, False, reveal)
+        plan = plan_move(d.state, side, c.units, destination)
         if _step(d, plan):
             if destination != c.steps[-1]:
                 raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")

@@ -32,8 +32,8 @@ def move_honor(state: GameState, move: MoveContext) -> tuple[int, str]:
     if not defenders:
         # forward: the group penalty; backward, or sideways without an enemy: 2, or 3 for 4
         points = n - 1 if way > 0 else (3 if n == 4 else 2)
-        kind = "flight" if move.flight else "move"
-        return -penalty(state, Action(move.faction, move.units, kind), "move", points), "move"
+        action = Action(move.faction, move.units, "flight" if move.flight else "move", move.reveal)
+        return -penalty(state, action, "move", points), "move"
     if n < defenders:
         return 2 * (defenders - n), "attack"
     if n > defenders:
@@ -45,5 +45,5 @@ def move_honor(state: GameState, move: MoveContext) -> tuple[int, str]:
             points -= 1
         if points < 0:
             return -points, "attack"
-    kind = "flight" if move.flight else "attack"
-    return -penalty(state, Action(move.faction, move.units, kind), "attack", points), "attack"
+    action = Action(move.faction, move.units, "flight" if move.flight else "attack", move.reveal)
+    return -penalty(state, action, "attack", points), "attack"

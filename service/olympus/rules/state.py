@@ -37,6 +37,7 @@ class StepKind(StrEnum):
     LEAVE_OR_STRIKE = "leave_or_strike"  # won against a Chase: leave, or stay and strike
     ANNIHILATE = "annihilate"  # All-out Attack: every unit of the side dies
     STRUCK = "struck"  # a thunderbolt hit the region: the side picks its victim (R10)
+    WITHDRAW = "withdraw"  # the side's units go back to ``to`` (after a sneak attack)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,14 +47,16 @@ class Step:
     kind: StepKind
     faction: Faction
     region: int
+    to: int | None = None
 
     def encode(self) -> str:
-        return f"{self.kind.value}:{self.faction.value}:{self.region}"
+        tail = "" if self.to is None else f":{self.to}"
+        return f"{self.kind.value}:{self.faction.value}:{self.region}{tail}"
 
     @staticmethod
     def decode(text: str) -> Step:
-        kind, faction, region = text.split(":")
-        return Step(StepKind(kind), Faction(faction), int(region))
+        kind, faction, region, *to = text.split(":")
+        return Step(StepKind(kind), Faction(faction), int(region), int(to[0]) if to else None)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,4 +21,14 @@ def powers_of(units: Iterable[str]) -> list[Power]:
     return [POWERS[u] for u in sorted(units, key=ORDER.__getitem__) if u in POWERS]
 
 
+def _load_characters() -> None:
+    """Import every character module of this package; each registers its power."""
+    import importlib
+    import pkgutil
+
+    for module in pkgutil.iter_modules(__path__):
+        if module.name not in ("base", "flight"):
+            importlib.import_module(f"{__name__}.{module.name}")
+
+
 __all__ = ["POWERS", "Action", "MoveContext", "Power", "powers_of", "register"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
-from ..characters import Faction
+from ..characters import BY_NAME, Faction
 from ..state import GameState, Maneuver
 
 if TYPE_CHECKING:
@@ -29,6 +29,10 @@ class Action:
     faction: Faction
     units: tuple[str, ...]
     kind: str
+    reveal: frozenset[str] = frozenset()  # units revealed by this very action
+
+    def alone(self, unit: str) -> bool:
+        return self.units == (unit,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,12 @@ class MoveContext:
     flight: bool
     reveal: frozenset[str]
     use_power: bool = False  # the mover's optional power: Demeter's drain, the sneak attack
+
+
+def alone(state: GameState, unit: str) -> bool:
+    """Whether ``unit`` is on the board with no comrade in its region ("fighting alone")."""
+    region = state.positions.get(unit)
+    return region is not None and state.count_in(region, BY_NAME[unit].faction) == 1
 
 
 class Power:
@@ -141,13 +151,17 @@ class Power:
         """Whether this unit's Chase stops even an unstoppable retreat (Hermes)."""
         return False
 
-    def must_chase(self, state: GameState, units: list[str]) -> bool:
+    # --- meetings and eliminations ------------------------------------------------------------
+    def on_meeting(self, d: Decision, region: int, move: MoveContext) -> None:
+        """Effects when ``move`` brings enemies together in ``region`` with this unit there,
+        before the game-end check and the first round (Cronus, Demeter, the sneak attack)."""
+
+    def cancels_sneak_attack(self, state: GameState) -> bool:
+        """Whether this unit, in the targeted region, cancels a sneak attack (Hephaestus)."""
         return False
 
-    # --- meetings and eliminations ------------------------------------------------------------
-    def before_combat(self, d: Decision, region: int, move: MoveContext | None) -> None:
-        """Effects when a combat starts in ``region`` with this unit there (Cronus, Demeter,
-        the Erinyes' sneak attack); ``move`` is the move that started it."""
+    def on_thunderbolt(self, d: Decision, region: int) -> None:
+        """Effects of a thunderbolt on this unit's region (Hecate)."""
 
     def thunderbolt_immune(self, state: GameState, region: int) -> bool:
         """Whether this unit cannot be the thunderbolt's victim (Cerberus, R10)."""

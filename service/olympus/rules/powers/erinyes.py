@@ -1,0 +1,61 @@
+"""The Erinyes: alone they may not Retreat or All-out Defend (R8); attacking alone, not across
+the Styx, they may make a sneak attack: 2 Energy and 1 Honor, and one Olympian of the
+defenders' choice dies, with no combat; with Hephaestus there it is wasted and a combat follows.
+
+Our ruling where the rules are silent: if Olympians remain after the sneak attack, the Erinyes
+go back to the region they came from, so that no region holds both sides outside a combat."""
+
+from __future__ import annotations
+
+from .. import events as ev
+from ..board import BOARD
+from ..characters import Faction
+from ..combat import run_steps
+from ..decision import Decision
+from ..honor import penalty
+from ..state import GameState, Maneuver, Step, StepKind
+from . import POWERS, register
+from .base import Action, MoveContext, Power, alone
+
+SNEAK_ENERGY = 2
+SNEAK_HONOR = 1
+_DEFENSIVE = frozenset({Maneuver.RETREAT, Maneuver.ALL_OUT_DEFENSE})
+
+
+@register
+class Erinyes(Power):
+    unit = "Erinyes"
+
+    def allowed_maneuvers(
+        self, state: GameState, region: int, faction: Faction, allowed: frozenset[Maneuver]
+    ) -> frozenset[Maneuver]:
+        return allowed - _DEFENSIVE if alone(state, self.unit) else allowed
+
+    def uses_power_on_move(self, state: GameState, move: MoveContext) -> bool:
+        return (
+            move.units == (self.unit,)
+            and not state.count_in(move.destination, Faction.CHTHONIANS)
+            and state.count_in(move.destination, Faction.OLYMPIANS) > 0
+            and not BOARD.crosses_styx(move.origin, move.destination)
+            and state.energy[Faction.CHTHONIANS] >= SNEAK_ENERGY
+        )
+
+    def on_meeting(self, d: Decision, region: int, move: MoveContext) -> None:
+        if not move.use_power or move.units != (self.unit,):
+            return
+        side = Faction.CHTHONIANS
+        d.emit(ev.EnergyChanged(side, -SNEAK_ENERGY, "sneak_attack"))
+        points = penalty(d.state, Action(side, move.units, "power"), "sneak_attack", SNEAK_HONOR)
+        d.emit(ev.HonorChanged(side, -points, "sneak_attack"))
+        if d.check_end():
+            return
+        defenders = d.state.units_in(region, side.enemy)
+        if any(u in POWERS and POWERS[u].cancels_sneak_attack(d.state) for u in defenders):
+            return  # wasted: the combat follows
+        run_steps(
+            d,
+            [
+                Step(StepKind.REMOVE, side.enemy, region),
+                Step(StepKind.WITHDRAW, side, region, move.origin),
+            ],
+        )

@@ -1,0 +1,11 @@
+"""The Harpies: they fly, with no disadvantage."""
+
+from __future__ import annotations
+
+from . import register
+from .flight import Flier
+
+
+@register
+class Harpies(Flier):
+    unit = "Harpies"

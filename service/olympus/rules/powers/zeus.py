@@ -1,0 +1,83 @@
+"""Zeus: the thunderbolt (R10), thrown by Hera once Zeus is gone; Hera succeeds him."""
+
+from __future__ import annotations
+
+from .. import commands as cmd
+from .. import events as ev
+from ..board import BOARD, Realm
+from ..characters import Faction
+from ..combat import run_steps
+from ..decide import POWER_COMMANDS
+from ..decision import Decision
+from ..errors import IllegalCommand
+from ..honor import penalty
+from ..legal import POWER_ACTIONS, LegalAction
+from ..state import GameState, Step, StepKind
+from . import POWERS, register
+from .base import Action, Power
+
+THUNDERBOLT_ENERGY = 6
+THUNDERBOLT_HONOR = 1
+
+
+def thunderbolt_targets(state: GameState) -> list[int]:
+    """Adjacent regions with Chthonians, outside the Underworld, if the leader can throw."""
+    leader = state.leader(Faction.OLYMPIANS)
+    if leader is None or state.energy[Faction.OLYMPIANS] < THUNDERBOLT_ENERGY:
+        return []
+    return sorted(
+        r
+        for r in BOARD.neighbours(state.positions[leader])
+        if BOARD.realm(r) is not Realm.UNDERWORLD and state.count_in(r, Faction.CHTHONIANS)
+    )
+
+
+def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
+    """Instead of moving: 6 Energy and 1 Honor; the Chthonians choose the victim (R10)."""
+    state = d.state
+    leader = state.leader(side) if side is Faction.OLYMPIANS else None
+    if leader is None:
+        raise IllegalCommand("no_thunderbolt", "Only the Olympian leader throws thunderbolts.")
+    if state.energy[side] < THUNDERBOLT_ENERGY:
+        raise IllegalCommand("not_enough_energy", "A thunderbolt costs 6 Energy.")
+    if c.region not in thunderbolt_targets(state):
+        raise IllegalCommand(
+            "bad_target",
+            "Target a region next to your leader, outside the Underworld, where Chthonians stand.",
+        )
+    if leader not in state.revealed:
+        d.emit(ev.UnitsRevealed(units=(leader,)))
+    d.emit(ev.EnergyChanged(side, -THUNDERBOLT_ENERGY, "thunderbolt"))
+    points = penalty(d.state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
+    if points:
+        d.emit(ev.HonorChanged(side, -points, "thunderbolt"))
+    d.emit(ev.ThunderboltThrown(faction=side, thrower=leader, region=c.region))
+    for unit in d.state.units_in(c.region, side.enemy):
+        if unit in POWERS:
+            POWERS[unit].on_thunderbolt(d, c.region)
+    if not d.check_end():
+        run_steps(d, [Step(StepKind.STRUCK, side.enemy, c.region)])
+
+
+def thunderbolt_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    leader = state.leader(side)
+    if side is not Faction.OLYMPIANS or leader is None:
+        return []
+    honor = -penalty(state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
+    return [
+        LegalAction(cmd.Thunderbolt(side=side, region=r), honor, THUNDERBOLT_ENERGY)
+        for r in thunderbolt_targets(state)
+    ]
+
+
+POWER_COMMANDS[cmd.Thunderbolt] = throw
+POWER_ACTIONS.append(thunderbolt_actions)
+
+
+@register
+class Zeus(Power):
+    unit = "Zeus"
+
+    def on_eliminated(self, d: Decision, region: int, cause: str) -> None:
+        if "Hera" in d.state.positions:
+            d.emit(ev.LeaderSucceeded(faction=Faction.OLYMPIANS, leader="Hera"))
