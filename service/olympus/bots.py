@@ -31,11 +31,15 @@ from .rules import commands as cmd
 # Pass are rare so that random games move units, fight and end (a Liturgy every few turns would
 # feed Energy forever); a type absent here weighs 1.
 TYPE_WEIGHTS: Mapping[str, float] = {"move": 20.0, "liturgy": 1.0, "pass": 1.0}
+# Within a type, an action weighs HONOR_BIAS ** (its Honor change): a backward move (−2) is 9×
+# rarer than a forward one. Without it random games are retreats that end in lost Honor long
+# before the armies meet, and combat (R8, R9) would hardly ever be exercised.
+HONOR_BIAS = 3.0
 
 DEFAULT_OPTIONS = Options()
 
-# Called after every accepted command with the state before it, the action and its events.
-Observer = Callable[[GameState, LegalAction, list[Event]], None]
+# Called after every accepted command: the state before it, the action, its events, the state after.
+Observer = Callable[[GameState, LegalAction, list[Event], GameState], None]
 
 
 class EngineBug(AssertionError):
@@ -57,7 +61,7 @@ def setup_commands(rng: random.Random, options: Options) -> list[cmd.Command]:
 
 
 def pick_action(rng: random.Random, actions: list[LegalAction]) -> LegalAction:
-    """A random action: first a command type by ``TYPE_WEIGHTS``, then uniformly within it.
+    """A random action: first a command type by ``TYPE_WEIGHTS``, then within it by Honor.
 
     Choosing the type first keeps the odds independent of how many variants a type has (a
     position may offer a hundred moves and commitments but only one Liturgy).
@@ -67,8 +71,8 @@ def pick_action(rng: random.Random, actions: list[LegalAction]) -> LegalAction:
         by_type.setdefault(action.command.type, []).append(action)
     kinds = list(by_type)
     weights = [TYPE_WEIGHTS.get(k, 1.0) for k in kinds]
-    kind = rng.choices(kinds, weights)[0]
-    return rng.choice(by_type[kind])
+    candidates = by_type[rng.choices(kinds, weights)[0]]
+    return rng.choices(candidates, [HONOR_BIAS**a.honor for a in candidates])[0]
 
 
 def choose(rng: random.Random, state: GameState) -> LegalAction | None:
@@ -101,7 +105,7 @@ def play_random_game(
     Stops when the game is over or after ``max_commands`` commands (setup included); a game
     that is not over but offers no seat any action is stuck, which is an engine bug.
     """
-    events: list[Event] = list(create(options))
+    events: list[Event] = list(create(options, token_seed=rng.randrange(2**63)))
     state = replay(events)
     commands: list[cmd.Command] = []
     for command in setup_commands(rng, options):
@@ -114,7 +118,7 @@ def play_random_game(
             raise EngineBug(f"no seat has a legal action at version {state.version}: {state!r}")
         new, after = apply(state, action)
         if observe is not None:
-            observe(state, action, new)
+            observe(state, action, new, after)
         events += new
         commands.append(action.command)
         state = after

@@ -17,10 +17,14 @@ def parser() -> argparse.ArgumentParser:
     )
     scenario.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories")
     serve = commands.add_parser("serve", help="run the game service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--redis-url", default=os.environ.get("REDIS_URL"))
-    serve.add_argument("--data-dir", default="./var")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        help="Redis to use (default $REDIS_URL; none: an embedded Redis in the data dir)",
+    )
+    serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
     return top
 
 

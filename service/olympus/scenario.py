@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import glob
 import sys
+import traceback
 from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
@@ -24,6 +25,7 @@ import pydantic
 import yaml
 
 from .rules import (
+    BOARD,
     BY_NAME,
     GameState,
     IllegalCommand,
@@ -47,8 +49,10 @@ SIDES = {f.value: f for f in Faction}
 COMMAND_TYPES: dict[str, type[pydantic.BaseModel]] = {
     model.model_fields["type"].default: model for model in get_args(get_args(cmd.Command)[0])
 }
-# Commands the rules accept outside a seat's turn-taking, or that ``legal_actions`` never lists.
-NOT_LISTED = {"submit_setup", "draw_random_setup"}
+# Fields every command has (side, type, clock…); the others are the command's own.
+COMMON_FIELDS = set.intersection(*(set(m.model_fields) for m in COMMAND_TYPES.values()))
+# Setup and system commands, which ``legal_actions`` does not list.
+NOT_LISTED = {"submit_setup", "draw_random_setup", "timeout"}
 GIVEN_KEYS = {
     "setup", "options", "units", "revealed", "eliminated", "honor", "energy", "turn",
     "turn_number", "combat", "pending",
@@ -87,6 +91,11 @@ class Scenario:
         return f"{self.file}::{self.name}"
 
 
+def differs(label: str, expected: Any, actual: Any) -> str:
+    """One readable problem: what was expected, what the rules did."""
+    return f"{label}\n    expected: {expected}\n    actual:   {actual}"
+
+
 # --- loading ------------------------------------------------------------------------------------
 
 
@@ -109,7 +118,10 @@ def expand(paths: Iterable[str]) -> list[Path]:
 
 def load(path: Path) -> list[Scenario]:
     """The scenarios of one file: ``scenarios:`` (a list); other top keys hold YAML anchors."""
-    data = yaml.safe_load(path.read_text())
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as error:
+        raise ScenarioError(f"{path}: not valid YAML: {error}") from error
     if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
         raise ScenarioError(f"{path}: the file needs a top-level 'scenarios:' list")
     scenarios, names = [], set()
@@ -151,6 +163,12 @@ def _unit(name: Any, where: str) -> str:
     return name
 
 
+def _region(region: Any, where: str) -> int:
+    if not isinstance(region, int) or region not in range(len(BOARD.regions)):
+        raise ScenarioError(f"{where}: {region!r} is not a region (0–35)")
+    return region
+
+
 def _units(names: Any, where: str) -> list[str]:
     if not isinstance(names, list):
         raise ScenarioError(f"{where}: expected a list of units, got {names!r}")
@@ -172,12 +190,8 @@ def build(given: Any, where: str) -> tuple[GameState, list[ev.Event]]:
     if given.get("setup"):
         if set(given) - {"setup", "options"}:
             raise ScenarioError(f"{where}: a setup scenario takes only 'options'")
-        events = create(options)
-        state = GameState()
-        for event in events:
-            state = evolve(state, event)
-        return state, events
-    positions = {_unit(u, where): r for u, r in (given.get("units") or {}).items()}
+        return GameState(), create(options)
+    positions = {_unit(u, where): _region(r, where) for u, r in (given.get("units") or {}).items()}
     eliminated = tuple(_units(given.get("eliminated", []), f"{where}: eliminated"))
     honor = 10 if options.open_combat else 16
     honors = {Faction.OLYMPIANS: honor, Faction.CHTHONIANS: honor + options.chthonian_honor}
@@ -203,9 +217,11 @@ def build(given: Any, where: str) -> tuple[GameState, list[ev.Event]]:
         phase = Phase.COMBAT
         revealed |= {u for u, r in positions.items() if r == combat.region}  # R8
     turn = given.get("turn", combat.attacker.value if combat else "chthonians")
-    pending = tuple(_step(s, combat, where) for s in given.get("pending", []))
+    pending = tuple(_pending(s, combat, where) for s in given.get("pending", []))
     # tokens as the setup reveal draws them: Olympians first, in region order (R7)
-    ordered = sorted(positions.items(), key=lambda i: (BY_NAME[i[0]].faction.value[0] != "o", i[1]))
+    ordered = sorted(
+        positions.items(), key=lambda i: (BY_NAME[i[0]].faction is not Faction.OLYMPIANS, i[1])
+    )
     tokens = {u: n for n, (u, _) in enumerate(ordered, 1)}
     state = replace(
         GameState(),
@@ -227,7 +243,7 @@ def build(given: Any, where: str) -> tuple[GameState, list[ev.Event]]:
     return state, []
 
 
-def _step(text: Any, combat: Combat | None, where: str) -> Step:
+def _pending(text: Any, combat: Combat | None, where: str) -> Step:
     """A pending step written ``kind:side`` or ``kind:side:region`` (the combat's by default)."""
     parts = str(text).split(":")
     if len(parts) == 2 and combat is not None:
@@ -246,24 +262,33 @@ def command_of(step: dict[str, Any], where: str) -> cmd.Command | None:
     shorthands for one-field commands (``retreat: 17``, ``remove_unit: Hermes``)."""
     keys = [k for k in step if k not in STEP_KEYS]
     if not keys:
+        if "as" in step or "expect_error" in step:
+            raise ScenarioError(f"{where}: 'as' and 'expect_error' need a command")
         return None
     if len(keys) > 1 or keys[0] not in COMMAND_TYPES:
-        raise ScenarioError(f"{where}: unknown or several commands {keys}; one of {sorted(COMMAND_TYPES)}")
+        raise ScenarioError(
+            f"{where}: unknown or several commands {keys}; one of {sorted(COMMAND_TYPES)}"
+        )
     kind = keys[0]
     body = step[kind]
-    model = COMMAND_TYPES[kind]
     if body is None:
         body = {}
     elif not isinstance(body, dict):
-        own = [n for n in model.model_fields if n not in ("type", "side")]
-        body = {own[0]: body}
+        body = {_own_fields(kind)[0]: body}
     data = {"type": kind, **body}
     if "as" in step:
-        data["side"] = _side(step["as"], where)
+        data["side"] = step["as"]  # validated by the command model, like a seat's input
     try:
         return parse_command(data)
     except pydantic.ValidationError as error:
         raise Invalid(error) from error
+
+
+def _own_fields(kind: str) -> list[str]:
+    fields_ = [n for n in COMMAND_TYPES[kind].model_fields if n not in COMMON_FIELDS]
+    if not fields_:
+        raise ScenarioError(f"{kind} has no field: write '{kind}:' with no value")
+    return fields_
 
 
 class Invalid(Exception):
@@ -271,13 +296,16 @@ class Invalid(Exception):
 
 
 def describe(step: dict[str, Any]) -> str:
+    """The step as written, on one line, for the failure report."""
     parts = [f"{k}: {_flow(v)}" for k, v in step.items() if k not in ("expect", "note")]
     return ", ".join(parts) or "(check only)"
 
 
 def _flow(value: Any) -> str:
-    return yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False).strip().removesuffix(
-        "\n..."
+    return (
+        yaml.safe_dump(value, default_flow_style=True, width=10_000, sort_keys=False)
+        .strip()
+        .removesuffix("\n...")
     )
 
 
@@ -289,6 +317,8 @@ def run(scenario: Scenario) -> None:
     where = scenario.id
     start, log = build(scenario.data.get("given"), where)
     state = start
+    for event in log:
+        state = evolve(state, event)
     steps = scenario.data.get("steps") or []
     if not isinstance(steps, list):
         raise ScenarioError(f"{where}: 'steps' must be a list")
@@ -301,7 +331,22 @@ def run(scenario: Scenario) -> None:
 
 
 def play(state: GameState, step: dict[str, Any], at: str) -> tuple[GameState, list[ev.Event]]:
-    """One step: the command (if any), its error or events, then the step's expectations."""
+    """One step; a crash inside the rules is reported as a failure of this step, not a traceback
+    of the runner, so the CLI still names the file, the scenario and the step."""
+    try:
+        return _play(state, step, at)
+    except (Mismatch, ScenarioError):
+        raise
+    except Exception as crash:
+        frames = traceback.extract_tb(crash.__traceback__)[-3:]
+        path = " → ".join(f"{Path(f.filename).name}:{f.lineno} {f.name}" for f in frames)
+        raise Mismatch(
+            at, [f"the rules raised {type(crash).__name__}: {crash}\n    in {path}"]
+        ) from crash
+
+
+def _play(state: GameState, step: dict[str, Any], at: str) -> tuple[GameState, list[ev.Event]]:
+    """The command (if any), its error or events, then the step's expectations."""
     snapshot = copy.deepcopy(state)
     events: list[ev.Event] = []
     error: str | None = None
@@ -318,10 +363,9 @@ def play(state: GameState, step: dict[str, Any], at: str) -> tuple[GameState, li
     else:
         after = state
     expected_error = step.get("expect_error")
-    code = error.split(" ")[0] if error else None
-    if expected_error != code:
-        problems = [f"outcome\n    expected: {expected_error or 'accepted'}\n    actual:   {error or 'accepted'}"]
-        raise Mismatch(at, problems, [show(e) for e in events])
+    if expected_error != (error.split(" ")[0] if error else None):
+        outcome = differs("outcome", expected_error or "accepted", error or "accepted")
+        raise Mismatch(at, [outcome], [show(e) for e in events])
     if error and state != snapshot:
         raise Mismatch(at, ["an illegal command changed the state"])
     problems = check(step.get("expect"), state, after, events, at)
@@ -330,7 +374,9 @@ def play(state: GameState, step: dict[str, Any], at: str) -> tuple[GameState, li
     for event in events:  # the step's own invariant: its events rebuild its state
         state = evolve(state, event)
     if events and state != after:
-        raise Mismatch(at, ["replaying the step's events does not give its state", *diff(after, state)])
+        raise Mismatch(
+            at, ["replaying the step's events does not give its state", *diff(after, state)]
+        )
     return after, events
 
 
@@ -346,7 +392,9 @@ def _check_legal(state: GameState, command: cmd.Command, accepted: bool, at: str
 
 
 def _same(a: cmd.Command, b: cmd.Command) -> bool:
-    return _plain(a.model_dump(), sort=True) == _plain(b.model_dump(), sort=True)
+    """The same command from the same seat; service stamps (the clock) do not matter."""
+    stamps = COMMON_FIELDS - {"side", "type"}
+    return _plain(a.model_dump(exclude=stamps), True) == _plain(b.model_dump(exclude=stamps), True)
 
 
 def check_log(start: GameState, log: list[ev.Event], final: GameState, where: str) -> None:
@@ -354,23 +402,27 @@ def check_log(start: GameState, log: list[ev.Event], final: GameState, where: st
     for event in log:
         back = decode(encode(event))
         if back != event:
-            raise Mismatch(where, [f"event does not round-trip\n    sent: {event}\n    back: {back}"])
+            raise Mismatch(where, [differs("event round-trip", event, back)])
     state = start
     for event in log:
         state = evolve(state, event)
     if state != final:
-        raise Mismatch(where, ["replaying the log does not rebuild the final state", *diff(final, state)])
+        raise Mismatch(
+            where, ["replaying the log does not rebuild the final state", *diff(final, state)]
+        )
 
 
 def diff(expected: GameState, actual: GameState) -> list[str]:
+    """The fields of two states that differ (for the event-sourcing checks)."""
     return [
-        f"{f.name}\n    expected: {getattr(expected, f.name)!r}\n    actual:   {getattr(actual, f.name)!r}"
+        differs(f.name, repr(getattr(expected, f.name)), repr(getattr(actual, f.name)))
         for f in fields(GameState)
         if getattr(expected, f.name) != getattr(actual, f.name)
     ]
 
 
 def show(event: ev.Event) -> str:
+    """An event on one line: ``type field=value …``."""
     data = ev.to_dict(event)
     data.pop("v")
     kind = data.pop("t")
@@ -409,7 +461,7 @@ def check(
 
     def compare(label: str, wanted: Any, actual: Any) -> None:
         if _plain(wanted) != _plain(actual):
-            problems.append(f"{label}\n    expected: {_plain(wanted)}\n    actual:   {_plain(actual)}")
+            problems.append(differs(label, _plain(wanted), _plain(actual)))
 
     for key, stock in (("honor", "honor"), ("energy", "energy")):
         for side, wanted in _per_side(expect.get(key), at).items():
@@ -442,7 +494,9 @@ def check(
         if key in expect:
             compare(key, expect[key], actual)
     if "pending" in expect:
-        wanted = [_step(s, after.combat or before.combat, at).encode() for s in expect["pending"]]
+        wanted = [
+            _pending(s, after.combat or before.combat, at).encode() for s in expect["pending"]
+        ]
         compare("pending", wanted, [s.encode() for s in after.pending])
     if "combat" in expect:
         problems += _combat_check(expect["combat"], after.combat, at)
@@ -455,7 +509,7 @@ def check(
         problems += _events_check(expect["events"], events, at)
     for kind in expect.get("no_events", []):
         _event_type(kind, at)
-        if any(e.TYPE == kind for e in events):
+        if kind in {e.TYPE for e in events}:
             problems.append(f"no_events: a {kind} event was emitted")
     if "legal" in expect:
         problems += _legal_check(expect["legal"], after, at)
@@ -469,12 +523,20 @@ def _set_check(key: str, wanted: Any, actual: set[str], at: str) -> list[str]:
     for form, units in forms.items():
         units = set(_units(units, f"{at}: {key}"))
         missing = units - actual if form in ("exactly", "includes") else set()
-        extra = (actual - units) if form == "exactly" else (actual & units if form == "excludes" else set())
+        extra = (
+            (actual - units)
+            if form == "exactly"
+            else (actual & units if form == "excludes" else set())
+        )
         if missing or extra:
             problems.append(
                 f"{key} ({form} {sorted(units)})\n    actual:   {sorted(actual)}"
                 + (f"\n    missing:  {sorted(missing)}" if missing else "")
-                + (f"\n    {'unexpected' if form == 'exactly' else 'present'}: {sorted(extra)}" if extra else "")
+                + (
+                    f"\n    {'unexpected' if form == 'exactly' else 'present'}: {sorted(extra)}"
+                    if extra
+                    else ""
+                )
             )
     return problems
 
@@ -483,11 +545,16 @@ def _combat_check(wanted: Any, actual: Combat | None, at: str) -> list[str]:
     if wanted is None or actual is None:
         if wanted is None and actual is None:
             return []
-        return [f"combat\n    expected: {wanted}\n    actual:   {actual}"]
+        return [differs("combat", wanted, actual)]
     wanted = _keys(wanted, {"region", "attacker", "origin", "round"}, f"{at}: combat")
-    got = {"region": actual.region, "attacker": actual.attacker.value, "origin": actual.origin, "round": actual.round}
+    got = {
+        "region": actual.region,
+        "attacker": actual.attacker.value,
+        "origin": actual.origin,
+        "round": actual.round,
+    }
     bad = {k: v for k, v in wanted.items() if got[k] != v}
-    return [f"combat\n    expected: {bad}\n    actual:   {got}"] if bad else []
+    return [differs("combat", bad, got)] if bad else []
 
 
 def _event_type(kind: Any, at: str) -> type[ev.Event]:
@@ -535,22 +602,22 @@ def _legal_check(wanted: Any, state: GameState, at: str) -> list[str]:
         for kind, value in _keys(spec, set(COMMAND_TYPES), f"{at}: legal").items():
             mine = [c for c in actions if c.type == kind]
             label = f"legal.{side.value}.{kind}"
-            if kind == "commit":
+            if isinstance(value, bool):
+                if bool(mine) != value:
+                    problems.append(differs(label, value, bool(mine)))
+            elif kind == "commit":
                 spec_ = _keys(value, {"maneuvers", "max_energy"}, label)
                 got = {
                     "maneuvers": sorted({c.maneuver.value for c in mine}),
                     "max_energy": max((c.energy for c in mine), default=None),
                 }
                 bad = {k: (v, got[k]) for k, v in spec_.items() if _plain(v, True) != got[k]}
-                problems += [f"{label}.{k}\n    expected: {e}\n    actual:   {a}" for k, (e, a) in bad.items()]
-            elif isinstance(value, bool):
-                if bool(mine) != value:
-                    problems.append(f"{label}\n    expected: {value}\n    actual:   {bool(mine)}")
+                problems += [differs(f"{label}.{k}", e, a) for k, (e, a) in bad.items()]
             else:
-                own = [n for n in COMMAND_TYPES[kind].model_fields if n not in ("type", "side")][0]
+                own = _own_fields(kind)[0]
                 got_values = sorted({getattr(c, own) for c in mine}, key=repr)
                 if sorted(set(value), key=repr) != got_values:
-                    problems.append(f"{label}\n    expected: {sorted(set(value), key=repr)}\n    actual:   {got_values}")
+                    problems.append(differs(label, sorted(set(value), key=repr), got_values))
     return problems
 
 

@@ -1,21 +1,15 @@
-"""Fixtures: one real redis-server per test session, a fresh client and namespace per test."""
+"""Fixtures: a fresh client and namespace per test (the redis-server: tests/conftest.py)."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from olympus.store import EmbeddedRedis, EventStore
-
-
-@pytest.fixture(scope="session")
-def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
-    with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
-        yield server
 
 
 @pytest.fixture

@@ -38,12 +38,10 @@ def move_honor(state: GameState, move: MoveContext) -> tuple[int, str]:
         return 2 * (defenders - n), "attack"
     if n > defenders:
         points = 2 * (n - defenders)
+    elif state.options.open_combat:  # Open Combat: +1 for any attack on a same-sized group
+        return 1, "attack"
     else:
         forward = way >= 0 or move.destination == move.faction.base  # sideways attack: forward
         points = 0 if forward else 1
-        if state.options.open_combat:  # Open Combat: +1 for attacking a same-sized group
-            points -= 1
-        if points < 0:
-            return -points, "attack"
     action = Action(move.faction, move.units, "flight" if move.flight else "attack", move.reveal)
     return -penalty(state, action, "attack", points), "attack"

@@ -12,12 +12,13 @@ from itertools import combinations
 
 from . import combat
 from . import commands as cmd
+from . import events as ev
 from .board import BOARD
-from .characters import Faction
-from .decide import may_pass
+from .characters import BY_NAME, Faction
+from .decide import execute, may_pass
 from .errors import IllegalCommand
 from .movement import plan_move
-from .powers import POWERS, MoveContext
+from .powers import POWERS, MoveContext, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
 
@@ -41,33 +42,33 @@ def _moves(state: GameState, side: Faction) -> list[LegalAction]:
         for size in range(1, len(units) + 1):
             for group in combinations(units, size):
                 for destination in sorted(BOARD.neighbours(origin)):
-                    actions.extend(_variants(state, side, list(group), destination, False))
-                if size == 1:
-                    for destination in range(len(BOARD.regions)):
-                        actions.extend(_variants(state, side, list(group), destination, True))
+                    actions.extend(_variants(state, side, group, destination, False))
+        for flier in (u for u in units if BY_NAME[u].flier):
+            for destination in range(len(BOARD.regions)):
+                if destination != origin:
+                    actions.extend(_variants(state, side, (flier,), destination, True))
     return actions
 
 
-def _revealable(state: GameState, side: Faction, units: list[str], to: int, fly: bool) -> list[str]:
-    """Own hidden units whose reveal could matter to this move (fliers, Charon, Dionysus…)."""
-    move = MoveContext(side, tuple(units), state.positions[units[0]], to, fly, frozenset())
-    return [
-        u
+def _variants(
+    state: GameState, side: Faction, units: tuple[str, ...], to: int, fly: bool
+) -> list[LegalAction]:
+    """The legal forms of one move: with or without revealing a unit for its power, with or
+    without the movers' optional power."""
+    move = MoveContext(side, units, state.positions[units[0]], to, fly, frozenset())
+    reveals: list[tuple[str, ...]] = [()] + [
+        (u,)
         for u in state.units_of(side)
         if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_for_move(state, move)
     ]
-
-
-def _variants(
-    state: GameState, side: Faction, units: list[str], to: int, fly: bool
-) -> list[LegalAction]:
-    options: list[tuple[str, ...]] = [()]
-    options += [(u,) for u in _revealable(state, side, units, to, fly)]
+    uses = [False]
+    if any(POWERS[u].uses_power_on_move(state, move) for u in units if u in POWERS):
+        uses.append(True)
     found = []
-    for reveal in options:
-        for use_power in (False, True):
+    for reveal in reveals:
+        for use_power in uses:
             try:
-                plan = plan_move(state, side, units, to, fly, reveal, use_power)
+                plan = plan_move(state, side, list(units), to, fly, reveal, use_power)
             except IllegalCommand:
                 continue
             command = cmd.Move(
@@ -79,6 +80,36 @@ def _variants(
                 use_power=use_power,
             )
             found.append(LegalAction(command, plan.honor, plan.energy))
+            found.extend(_extra_steps(state, command))
+    return found
+
+
+def _extra_steps(state: GameState, command: cmd.Move) -> list[LegalAction]:
+    """Hermes' paths of one further step (R3); longer paths are legal too, not listed."""
+    units = tuple(command.units)
+    move = MoveContext(
+        command.side, units, state.positions[units[0]], command.to, False, frozenset()
+    )
+    if command.fly or not any(p.takes_extra_steps(state, move) for p in powers_of(units)):
+        return []
+    if state.units_in(command.to):
+        return []
+    found = []
+    for step in sorted(BOARD.neighbours(command.to)):
+        longer = command.model_copy(update={"steps": [step]})
+        try:
+            events, _ = execute(state, longer)
+        except IllegalCommand:
+            continue
+        honor = sum(
+            e.delta for e in events if isinstance(e, ev.HonorChanged) and e.faction is command.side
+        )
+        energy = -sum(
+            e.delta
+            for e in events
+            if isinstance(e, ev.EnergyChanged) and e.faction is command.side and e.reason == "styx"
+        )
+        found.append(LegalAction(longer, honor, energy))
     return found
 
 
@@ -90,12 +121,18 @@ def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
             return []
     actions = []
     limit = combat.energy_limit(state, side)
+    reveals: list[list[str]] = [[]] + [
+        [u]
+        for u in state.units_of(side)
+        if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_in_commit(state, side)
+    ]
     for maneuver in sorted(combat.allowed_maneuvers(state, side)):
         for energy in range(limit + 1):
             commitment = combat.Commitment(maneuver, energy)
             honor = -combat.commitment_honor(state, side, commitment)
-            command = cmd.Commit(side=side, maneuver=maneuver, energy=energy)
-            actions.append(LegalAction(command, honor, energy))
+            for reveal in reveals:
+                command = cmd.Commit(side=side, maneuver=maneuver, energy=energy, reveal=reveal)
+                actions.append(LegalAction(command, honor, energy))
     return actions
 
 

@@ -1,0 +1,182 @@
+"""Clocks (R12): fire ``Timeout`` when a side misses its deadline, exactly once, in any process.
+
+Deadlines live in the room's events (``ClockSet``), so a room's state says what is due. Two
+mechanisms make sure someone acts on them:
+
+- Timers: every process arms an asyncio timer for the earliest deadline of each room it holds
+  and re-arms after every batch; on expiry it sends ``Timeout`` through the normal append path.
+- The deadline index, a sorted set in Redis (room → earliest due, ms), written after each own
+  append. Every process polls it and loads rooms overdue by more than a grace period, so a
+  deadline fires even when no process holds the room (both players gone: the very case clocks
+  are for) and after every process restarted.
+
+Several processes may fire the same deadline: the command id names the deadline, so the store
+turns the second append into a duplicate; a process with a stale state gets ``no_deadline``
+from the rules instead. Either way one Timeout lands.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+
+from redis.asyncio import Redis
+
+from olympus.rules import GameState, Phase
+from olympus.rules.clocks import deadlines
+from olympus.rules.commands import Timeout
+from olympus.store import RoomNotFound
+
+from .metrics import ServiceMetrics
+from .registry import RoomNotReady, RoomRegistry
+from .room import CommandRejected, RoomRuntime, now_ms
+from .settings import Settings
+
+log = logging.getLogger("olympus.server.clocks")
+
+EARLY_MARGIN_MS = 5  # fire a hair after the due time: timers and wall clock drift apart
+RETRY_SECONDS = 0.5  # after a refused timeout whose deadline still stands
+
+
+def earliest_due(state: GameState) -> int | None:
+    if state.phase is Phase.OVER:  # a finished game's last deadlines are moot
+        return None
+    return min((due for _, _, due in deadlines(state)), default=None)
+
+
+def has_clocks(state: GameState) -> bool:
+    options = state.options
+    return options.move_seconds is not None or options.commit_seconds is not None
+
+
+class Clocks:
+    def __init__(
+        self, redis: Redis, registry: RoomRegistry, settings: Settings, metrics: ServiceMetrics
+    ) -> None:
+        self.redis = redis
+        self.registry = registry
+        self.settings = settings
+        self.metrics = metrics
+        self.index_key = f"{settings.prefix}:{{rooms}}:deadlines"
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._sweeper = asyncio.get_running_loop().create_task(self._sweep_loop())
+
+    async def stop(self) -> None:
+        for handle in self._timers.values():
+            handle.cancel()
+        self._timers.clear()
+        tasks = [*self._tasks, *([self._sweeper] if self._sweeper else [])]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # -- registry hooks ---------------------------------------------------------------------
+
+    async def on_load(self, runtime: RoomRuntime) -> None:
+        runtime.batch_listeners.append(self.arm)
+        runtime.append_listeners.append(self._after_append)
+        self.arm(runtime)
+        if has_clocks(runtime.state):
+            await self.index(runtime)  # repairs an entry lost to a crash after an append
+
+    async def on_evict(self, runtime: RoomRuntime) -> None:
+        self.disarm(runtime)
+
+    async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
+        if has_clocks(runtime.state):
+            await self.index(runtime)
+
+    # -- timers -----------------------------------------------------------------------------
+
+    def arm(self, runtime: RoomRuntime, delay: float | None = None) -> None:
+        self.disarm(runtime)
+        due = earliest_due(runtime.state)
+        if due is None or runtime.gone:
+            return
+        if delay is None:
+            delay = max(0.0, (due + EARLY_MARGIN_MS - now_ms()) / 1000)
+        loop = asyncio.get_running_loop()
+        self._timers[runtime.room_id] = loop.call_later(delay, self._spawn, runtime)
+
+    def disarm(self, runtime: RoomRuntime) -> None:
+        handle = self._timers.pop(runtime.room_id, None)
+        if handle is not None:
+            handle.cancel()
+
+    def _spawn(self, runtime: RoomRuntime) -> None:
+        self._timers.pop(runtime.room_id, None)
+        task = asyncio.get_running_loop().create_task(self.fire(runtime))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def fire(self, runtime: RoomRuntime) -> None:
+        """Send ``Timeout`` for every expired deadline of the room."""
+        refused = False
+        now = now_ms()
+        for side, kind, due in deadlines(runtime.state):
+            if due > now or runtime.over:
+                continue
+            fields = {"room": runtime.room_id, "side": side.value, "kind": kind, "due": due}
+            try:
+                result = await runtime.submit(
+                    Timeout(side=side), f"sys:timeout:{side.value}:{kind}:{due}"
+                )
+            except CommandRejected as rejected:
+                refused = True  # another process was first (no_deadline), or clock skew
+                self.metrics.timeouts.inc(rejected.code)
+                log.info("timeout refused", extra={**fields, "code": rejected.code})
+                continue
+            except Exception as error:
+                refused = True
+                self.metrics.timeouts.inc("error")
+                log.warning("timeout failed", extra={**fields, "error": repr(error)})
+                continue
+            self.metrics.timeouts.inc("duplicate" if result.duplicate else "fired")
+            log.info("deadline missed", extra={**fields, "version": result.version})
+        due = earliest_due(runtime.state)
+        # A deadline that is still due after a refusal must not spin: retry a little later.
+        late = refused and due is not None and due <= now_ms()
+        self.arm(runtime, RETRY_SECONDS if late else None)
+
+    # -- the deadline index -----------------------------------------------------------------
+
+    async def index(self, runtime: RoomRuntime) -> None:
+        due = earliest_due(runtime.state)
+        if due is None:
+            await self.redis.zrem(self.index_key, runtime.room_id)
+        else:
+            await self.redis.zadd(self.index_key, {runtime.room_id: due})
+
+    async def _sweep_loop(self) -> None:
+        while True:
+            await asyncio.sleep(self.settings.deadline_poll_seconds)
+            try:
+                await self.sweep()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                log.warning("deadline sweep failed", extra={"error": repr(error)})
+
+    async def sweep(self) -> None:
+        """Take care of rooms overdue in the index: load them, or refresh those we hold."""
+        limit = now_ms() - self.settings.deadline_grace_ms
+        overdue = await self.redis.zrangebyscore(self.index_key, "-inf", limit, start=0, num=100)
+        for raw in overdue:
+            room_id = raw.decode()
+            held = self.registry.rooms.get(room_id)
+            try:
+                runtime = held or await self.registry.get(room_id)  # load: arms and indexes
+            except (RoomNotFound, RoomNotReady):
+                await self.redis.zrem(self.index_key, room_id)
+                continue
+            if held is not None:  # our timer should have fired: the cache or index is stale
+                await runtime.catch_up()
+                await self.index(runtime)
+                self.arm(runtime)

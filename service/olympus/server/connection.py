@@ -1,0 +1,240 @@
+"""One websocket at ``/ws``: hello, commands, pings; and a ``Subscriber`` of at most one room.
+
+Frames out go through a queue drained by a writer task, so fan-out never waits for a slow
+socket: it queues and moves on, and a client that falls ``send_queue`` frames behind is
+disconnected (it resumes with its last seq). Frames in are handled one at a time; each bad
+one gets an ``error`` frame, and the connection stays usable unless the error closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from typing import TYPE_CHECKING, Any
+
+from starlette.websockets import WebSocket
+
+from olympus.rules import Faction
+from olympus.store import RoomNotFound
+
+from . import protocol, tokens
+from .protocol import Codec, Frame, ProtocolError
+from .ratelimit import TokenBucket
+from .registry import RoomNotReady
+from .room import CommandRejected, RoomRuntime
+
+if TYPE_CHECKING:
+    from .services import Services
+
+log = logging.getLogger("olympus.server.connection")
+
+_CLOSE = object()  # queue sentinel: send the close frame after what is queued
+_ids = itertools.count(1)
+
+
+class Connection:
+    def __init__(self, ws: WebSocket, codec: Codec, services: Services) -> None:
+        self.ws = ws
+        self.codec = codec
+        self.services = services
+        self.settings = services.settings
+        self.id = next(_ids)
+        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.bucket = TokenBucket(self.settings.rate_per_second, self.settings.rate_burst)
+        self.strikes = 0
+        self.room: RoomRuntime | None = None
+        # Subscriber fields (room.py)
+        self.audience: Faction | None = None
+        self.sent_seq = 0
+        self.generation = 0
+        self.closing: tuple[int, str] | None = None
+        self.disconnected = False
+
+    @property
+    def kind(self) -> str:
+        if self.room is None:
+            return "pending"
+        return "spectator" if self.audience is None else "seat"
+
+    def _fields(self) -> dict[str, Any]:
+        return {
+            "conn": self.id,
+            "room": self.room.room_id if self.room else None,
+            "seat": self.audience.value if self.audience else None,
+        }
+
+    # -- Subscriber -------------------------------------------------------------------------
+
+    def push(self, frame: Frame) -> None:
+        if self.closing is not None:
+            return
+        if self.queue.qsize() >= self.settings.send_queue:
+            log.warning("slow consumer disconnected", extra=self._fields())
+            self.close(protocol.CLOSE_SLOW, "slow_consumer")
+            return
+        self.queue.put_nowait(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        if self.closing is None:
+            self.closing = (code, reason)
+            self.queue.put_nowait(_CLOSE)
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        writer = asyncio.get_running_loop().create_task(self._write())
+        try:
+            await self._read()
+        finally:
+            if self.room is not None:
+                self.room.detach(self)
+            if self.disconnected:
+                writer.cancel()
+            else:
+                self.close(1000, "bye")
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(writer, 5)
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                item = await self.queue.get()
+                if item is _CLOSE:
+                    assert self.closing is not None
+                    await self.ws.close(*self.closing)
+                    return
+                if isinstance(item, bytes):
+                    await self.ws.send_bytes(item)
+                else:
+                    await self.ws.send_text(item)
+        except Exception:  # the client went away mid-send; the reader sees the disconnect
+            self.disconnected = True
+
+    async def _read(self) -> None:
+        loop = asyncio.get_running_loop()
+        hello_by = loop.time() + self.settings.hello_timeout
+        while self.closing is None:
+            timeout = None if self.room is not None else max(0.0, hello_by - loop.time())
+            try:
+                message = await asyncio.wait_for(self.ws.receive(), timeout)
+            except TimeoutError:
+                self._error("hello_timeout", "Say hello first.", close=protocol.CLOSE_HELLO_TIMEOUT)
+                return
+            if message["type"] == "websocket.disconnect":
+                self.disconnected = True
+                return
+            frame = message.get("bytes")
+            if frame is None:
+                frame = message.get("text")
+            try:
+                await self._handle(frame)
+            except ProtocolError as refused:
+                self._error(refused.code, refused.sentence, refused.command_id, refused.close)
+
+    def _error(
+        self, code: str, sentence: str, command_id: str | None = None, close: int | None = None
+    ) -> None:
+        self.services.metrics.ws_errors.inc(code)
+        log.info("refused: %s", sentence, extra={**self._fields(), "code": code})
+        self.push(self.codec.encode(protocol.error(code, sentence, command_id)))
+        if close is not None:
+            self.close(close, code)
+
+    # -- frames -----------------------------------------------------------------------------
+
+    async def _handle(self, frame: Frame | None) -> None:
+        if not self.bucket.take():
+            self.strikes += 1
+            close = protocol.CLOSE_FLOOD if self.strikes >= self.settings.rate_strikes else None
+            raise ProtocolError("rate_limited", "Too many messages: slow down.", close=close)
+        self.strikes = 0
+        if frame is None:
+            raise ProtocolError("bad_frame", "Empty frame.")
+        size = len(frame) if isinstance(frame, bytes) else len(frame.encode())
+        if size > self.settings.max_frame_bytes:
+            limit = self.settings.max_frame_bytes
+            raise ProtocolError("too_large", f"Frames are limited to {limit} bytes.")
+        message = self.codec.decode(frame)
+        kind = protocol.message_type(message)
+        if kind == "hello":
+            await self._hello(protocol.parse_hello(message))
+        elif kind == "command":
+            await self._command(message)
+        elif kind == "ping":
+            self.push(self.codec.encode(protocol.pong()))
+        else:
+            raise ProtocolError("unknown_type", f"Unknown message type {kind[:40]!r}.")
+
+    async def _hello(self, hello: protocol.Hello) -> None:
+        if self.room is not None:
+            raise ProtocolError("already_hello", "This connection already said hello.")
+        services = self.services
+        if hello.token is not None:
+            try:
+                claim = tokens.verify(services.secret, hello.token)
+            except tokens.TokenError as bad:
+                close = protocol.CLOSE_BAD_TOKEN
+                raise ProtocolError(bad.code, bad.sentence, close=close) from None
+            if claim.seat == "host":
+                sentence = "Exchange the host token for a seat at POST /rooms/{room}/join."
+                raise ProtocolError("host_token", sentence, close=protocol.CLOSE_BAD_TOKEN)
+            room_id, audience, close = claim.room, Faction(claim.seat), protocol.CLOSE_NOT_FOUND
+        else:
+            room_id, audience, close, claim = hello.spectate, None, None, None
+        try:
+            if not tokens.is_room_id(room_id):
+                raise RoomNotFound(str(room_id))
+            runtime = await services.registry.fresh(room_id)
+        except (RoomNotFound, RoomNotReady):
+            raise ProtocolError("room_not_found", "There is no such room.", close=close) from None
+        if claim is not None:
+            if await services.lobby.generation(claim.room, claim.seat) != claim.generation:
+                sentence = "This seat token was revoked."
+                raise ProtocolError("token_revoked", sentence, close=protocol.CLOSE_REVOKED)
+            self.generation = claim.generation
+        self.audience = audience
+        resumed = runtime.attach(self, hello.last_seq, hello.epoch)
+        self.room = runtime
+        log.info("hello", extra={**self._fields(), "version": runtime.version, "code": resumed})
+
+    async def _command(self, message: dict[str, Any]) -> None:
+        if self.room is None:
+            raise ProtocolError("hello_first", "Say hello before sending commands.")
+        command_id = protocol.command_id(message)
+        try:
+            if self.audience is None:
+                raise ProtocolError("spectator", "Spectators cannot send commands.")
+            command = protocol.parse_client_command(message)
+        except ProtocolError as refused:
+            refused.command_id = command_id
+            raise
+        seat = self.audience
+        command = command.model_copy(update={"side": seat})
+        metrics = self.services.metrics
+        try:
+            result = await self.room.submit(command, f"{seat.value}:{command_id}")
+        except CommandRejected as rejected:
+            metrics.commands.inc(rejected.code)
+            raise ProtocolError(rejected.code, rejected.sentence, command_id=command_id) from None
+        except Exception:
+            metrics.commands.inc("internal")
+            log.exception("command failed", extra=self._fields())
+            sentence = "The server could not take the command; send it again."
+            raise ProtocolError("unavailable", sentence, command_id=command_id) from None
+        metrics.commands.inc("duplicate" if result.duplicate else "ok")
+        seq = self.room.feeds[seat].seq_at(result.version)
+        self.push(self.codec.encode(protocol.ack(command_id, seq)))
+
+
+async def websocket_endpoint(ws: WebSocket) -> None:
+    services: Services = ws.app.state.services
+    codec, subprotocol = protocol.choose_codec(list(ws.scope.get("subprotocols", [])))
+    await ws.accept(subprotocol=subprotocol)
+    connection = Connection(ws, codec, services)
+    services.connections.add(connection)
+    try:
+        await connection.run()
+    finally:
+        services.connections.discard(connection)

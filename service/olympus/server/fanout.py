@@ -1,0 +1,141 @@
+"""Cross-process fan-out: one pub/sub connection per process, one channel per loaded room.
+
+After every append the store publishes the room's new version on its hint channel. A process
+subscribes to the hint channels of the rooms it holds (not a pattern: a process then hears only
+about its own rooms) and, on a hint, reads the room's tail from the stream (XRANGE from the
+version it has) and pushes it to its sockets. The hint is only a wake-up: pub/sub drops
+messages while a connection is down, so every (re)subscription confirmation also triggers a
+read; confirmed means Redis now publishes to us, so nothing appended after the read is missed.
+
+A control channel carries rare broadcasts between processes (token revocations).
+
+redis-py caveats handled here: the reader blocks in ``get_message(timeout=None)``, which
+redis-py runs without the socket timeout; subscriptions are sent from other tasks (writes
+only, never reads); after any connection error the pub/sub object is closed and every
+subscription is sent again on a fresh connection, instead of trusting an implicit reconnect.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.exceptions import RedisError
+
+from olympus.store import EventStore
+
+from .metrics import ServiceMetrics
+from .registry import RoomRegistry
+from .room import RoomRuntime
+
+log = logging.getLogger("olympus.server.fanout")
+
+ControlHandler = Callable[[dict[str, Any]], None]
+
+
+class Fanout:
+    def __init__(
+        self,
+        redis: Redis,
+        pubsub_redis: Redis,
+        store: EventStore,
+        registry: RoomRegistry,
+        prefix: str,
+        metrics: ServiceMetrics,
+    ) -> None:
+        self.redis = redis
+        self.store = store
+        self.registry = registry
+        self.metrics = metrics
+        self.pubsub = pubsub_redis.pubsub()
+        self.control_channel = f"{prefix}:ctl".encode()
+        self.control_handlers: list[ControlHandler] = []
+        self.channels: dict[bytes, str] = {}  # hint channel -> room id
+        self.connected = False
+        self._lock = asyncio.Lock()  # one subscription change at a time
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._resubscribe()
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.pubsub.aclose()
+
+    # -- subscriptions (registry hooks) -----------------------------------------------------
+
+    async def watch(self, runtime: RoomRuntime) -> None:
+        channel = self.store.hint_channel(runtime.room_id).encode()
+        self.channels[channel] = runtime.room_id
+        await self._change("subscribe", channel)
+
+    async def unwatch(self, runtime: RoomRuntime) -> None:
+        channel = self.store.hint_channel(runtime.room_id).encode()
+        if self.channels.pop(channel, None) is not None:
+            await self._change("unsubscribe", channel)
+
+    async def _change(self, verb: str, channel: bytes) -> None:
+        if not self.connected:
+            return  # the reader subscribes to everything in ``channels`` when it reconnects
+        try:
+            async with self._lock:
+                await getattr(self.pubsub, verb)(channel)
+        except (RedisError, OSError) as error:
+            log.warning("pub/sub %s failed", verb, extra={"error": repr(error)})
+
+    async def broadcast(self, message: dict[str, Any]) -> None:
+        """Send a control message to every process (this one included)."""
+        await self.redis.publish(self.control_channel, json.dumps(message))
+
+    # -- the reader -------------------------------------------------------------------------
+
+    async def _resubscribe(self) -> None:
+        async with self._lock:
+            await self.pubsub.aclose()  # drop the old connection and its subscriptions
+            await self.pubsub.subscribe(self.control_channel, *self.channels)
+            self.connected = True
+
+    async def _run(self) -> None:
+        backoff = 0.05
+        while True:
+            try:
+                if not self.connected:
+                    await self._resubscribe()
+                message = await self.pubsub.get_message(timeout=None)
+                backoff = 0.05
+                if message is not None:
+                    self._dispatch(message)
+            except asyncio.CancelledError:
+                raise
+            except (RedisError, OSError) as error:
+                self.connected = False
+                self.metrics.pubsub_reconnects.inc()
+                log.warning("pub/sub connection lost", extra={"error": repr(error)})
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, 2.0)
+            except Exception:  # a bug in a handler must not stop the fan-out
+                log.exception("pub/sub dispatch failed")
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        kind, channel = message["type"], message["channel"]
+        if channel == self.control_channel:
+            if kind == "message":
+                data = json.loads(message["data"])
+                for handler in self.control_handlers:
+                    handler(data)
+            return
+        room_id = self.channels.get(channel)
+        if room_id is None or kind not in ("message", "subscribe"):
+            return
+        runtime = self.registry.rooms.get(room_id)
+        if runtime is not None:
+            runtime.request_catch_up()

@@ -1,0 +1,186 @@
+"""The HTTP JSON API (docs/api.md): rooms, seats, logs, health and metrics.
+
+Errors are ``{"code", "sentence"}`` with a fitting status, like the websocket's error frames.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from olympus.rules import IllegalCommand
+from olympus.store import RoomNotFound
+
+from . import tokens
+from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
+from .metrics import CONTENT_TYPE
+from .registry import RoomNotReady
+
+if TYPE_CHECKING:
+    from .services import Services
+
+Handler = Callable[[Request], Awaitable[Response]]
+Body = TypeVar("Body", bound=BaseModel)
+MAX_LIST = 100
+
+
+def _services(request: Request) -> Services:
+    return request.app.state.services
+
+
+def _error(status: int, code: str, sentence: str) -> JSONResponse:
+    return JSONResponse({"code": code, "sentence": sentence}, status_code=status)
+
+
+def _handles_errors(handler: Handler) -> Handler:
+    @functools.wraps(handler)
+    async def wrapper(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except LobbyError as error:
+            return _error(error.status, error.code, error.sentence)
+        except tokens.TokenError as error:
+            return _error(401, error.code, error.sentence)
+        except (RoomNotFound, RoomNotReady):
+            return _error(404, "room_not_found", "There is no such room.")
+
+    return wrapper
+
+
+async def _body(request: Request, model: type[Body]) -> Body:
+    raw = await request.body()
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+        return model.model_validate(data)
+    except ValueError as error:  # JSON errors and pydantic's ValidationError alike
+        if isinstance(error, ValidationError):
+            first = error.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "body"
+            raise LobbyError(422, "bad_request", f"{where}: {first.get('msg')}") from None
+        raise LobbyError(400, "bad_json", "The body is not valid JSON.") from None
+
+
+def _bearer(request: Request) -> tokens.SeatClaim:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise LobbyError(401, "token_required", "Send the seat token as 'Authorization: Bearer'.")
+    claim = tokens.verify(_services(request).secret, token.strip())
+    if claim.room != request.path_params["room"]:
+        raise LobbyError(403, "wrong_room", "This token is for another room.")
+    return claim
+
+
+def _seated(seated: Seated) -> dict[str, Any]:
+    return {
+        "room": seated.room,
+        "epoch": str(seated.epoch),
+        "seat": seated.seat,
+        "token": seated.token,
+    }
+
+
+@_handles_errors
+async def create_room(request: Request) -> Response:
+    spec = await _body(request, CreateRoom)
+    try:
+        seated = await _services(request).lobby.create(spec)
+    except IllegalCommand as illegal:
+        raise LobbyError(422, illegal.code, illegal.sentence) from None
+    return JSONResponse(_seated(seated), status_code=201)
+
+
+@_handles_errors
+async def join_room(request: Request) -> Response:
+    services, room = _services(request), request.path_params["room"]
+    if "authorization" in request.headers:  # a Challenge creator exchanging the host token
+        claim = _bearer(request)
+        if claim.seat != "host":
+            raise LobbyError(409, "already_seated", "This token already holds a seat.")
+        seated = await services.lobby.host_seat(claim)
+    else:
+        seated = await services.lobby.join(room, (await _body(request, JoinRoom)).side)
+        if seated.full:
+            await services.start_random_setup(await services.registry.get(room))
+    return JSONResponse(_seated(seated))
+
+
+@_handles_errors
+async def revoke_seat(request: Request) -> Response:
+    claim = _bearer(request)
+    if claim.seat == "host":
+        raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
+    return JSONResponse(_seated(await _services(request).revoke(claim)))
+
+
+@_handles_errors
+async def list_rooms(request: Request) -> Response:
+    status = request.query_params.get("status", "open")
+    if status not in STATUSES:
+        raise LobbyError(422, "bad_status", f"status is one of {', '.join(STATUSES)}.")
+    try:
+        offset = max(0, int(request.query_params.get("offset", 0)))
+        limit = min(MAX_LIST, max(1, int(request.query_params.get("limit", MAX_LIST))))
+    except ValueError:
+        raise LobbyError(422, "bad_request", "offset and limit are integers.") from None
+    services = _services(request)
+    rooms = await services.store.rooms_by_status(status, offset=offset, limit=limit)
+    return JSONResponse({"rooms": await services.lobby.summaries(rooms, status)})
+
+
+@_handles_errors
+async def get_room(request: Request) -> Response:
+    return JSONResponse(await _services(request).lobby.summary(request.path_params["room"]))
+
+
+@_handles_errors
+async def room_log(request: Request) -> Response:
+    """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
+    room = request.path_params["room"]
+    if not tokens.is_room_id(room):
+        raise RoomNotFound(room)
+    runtime = await _services(request).registry.get(room)
+    body: dict[str, Any] = {"room": room, "epoch": str(runtime.epoch), "over": runtime.over}
+    if runtime.over:
+        body["result"] = runtime.state.result
+        body["events"] = runtime.full_log()
+    else:
+        feed = runtime.feeds[None]
+        body["messages"] = [{"seq": i + 1, "event": m} for i, m in enumerate(feed.messages)]
+    return JSONResponse(body)
+
+
+async def healthz(request: Request) -> Response:
+    services = _services(request)
+    try:
+        await asyncio.wait_for(services.redis.ping(), timeout=2.0)
+    except Exception as error:
+        return JSONResponse({"status": "unavailable", "redis": repr(error)}, status_code=503)
+    return JSONResponse(
+        {"status": "ok", "rooms": len(services.rooms), "connections": len(services.connections)}
+    )
+
+
+async def metrics(request: Request) -> Response:
+    text = _services(request).metrics.registry.render()
+    return PlainTextResponse(text, headers={"content-type": CONTENT_TYPE})
+
+
+ROUTES = [
+    Route("/rooms", create_room, methods=["POST"]),
+    Route("/rooms", list_rooms, methods=["GET"]),
+    Route("/rooms/{room}", get_room, methods=["GET"]),
+    Route("/rooms/{room}/join", join_room, methods=["POST"]),
+    Route("/rooms/{room}/revoke", revoke_seat, methods=["POST"]),
+    Route("/rooms/{room}/log", room_log, methods=["GET"]),
+    Route("/healthz", healthz, methods=["GET"]),
+    Route("/metrics", metrics, methods=["GET"]),
+]

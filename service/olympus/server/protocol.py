@@ -1,0 +1,202 @@
+"""The websocket wire protocol (docs/protocol.md): codecs, server messages, client parsing.
+
+Two subprotocols carry the same messages: ``olympus.json`` (JSON text frames) and
+``olympus.msgpack`` (msgpack binary frames). Every message is a map with a ``type``. The
+builders here are the only place a server message's shape is written down.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import msgpack
+from pydantic import ValidationError
+
+from olympus.rules import Command, LegalAction, parse_command
+
+Message = dict[str, Any]
+Frame = str | bytes
+
+# Commands only the service may issue (R2 Random Setup, R12 clocks).
+SYSTEM_COMMANDS = frozenset({"draw_random_setup", "timeout"})
+# Fields the service fills in from the seat and its clock; a client never sends them.
+SERVER_FIELDS = ("side", "at_ms")
+_COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
+
+
+class ProtocolError(Exception):
+    """A refused frame: sent back as an ``error`` message; ``close`` ends the connection."""
+
+    def __init__(
+        self, code: str, sentence: str, *, close: int | None = None, command_id: str | None = None
+    ) -> None:
+        super().__init__(f"{code}: {sentence}")
+        self.code = code
+        self.sentence = sentence
+        self.close = close
+        self.command_id = command_id
+
+
+# Close codes (4000-4999 are the application's, RFC 6455 §7.4.2).
+CLOSE_BAD_TOKEN = 4401
+CLOSE_REVOKED = 4403
+CLOSE_NOT_FOUND = 4404
+CLOSE_HELLO_TIMEOUT = 4408
+CLOSE_FLOOD = 4429
+CLOSE_SLOW = 4413  # fell too far behind; reconnect with last_seq
+
+
+@dataclass(frozen=True, slots=True)
+class Codec:
+    name: str
+    binary: bool
+
+    def encode(self, message: Message) -> Frame:
+        if self.binary:
+            return msgpack.packb(message, use_bin_type=True)
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+    def decode(self, frame: Frame) -> Any:
+        if isinstance(frame, bytes) is not self.binary:
+            kind = "binary" if self.binary else "text"
+            raise ProtocolError("bad_frame", f"{self.name} uses {kind} frames only.")
+        try:
+            if self.binary:
+                return msgpack.unpackb(frame, raw=False)
+            return json.loads(frame)
+        except Exception as error:  # any decoder failure is the client's malformed frame
+            what = "msgpack" if self.binary else "JSON"
+            raise ProtocolError("bad_frame", f"The frame is not valid {what}.") from error
+
+
+JSON = Codec("olympus.json", binary=False)
+MSGPACK = Codec("olympus.msgpack", binary=True)
+CODECS = {c.name: c for c in (JSON, MSGPACK)}
+
+
+def choose_codec(offered: list[str]) -> tuple[Codec, str | None]:
+    """The client's first offered subprotocol we speak; JSON (and none echoed) otherwise."""
+    for name in offered:
+        if name in CODECS:
+            return CODECS[name], name
+    return JSON, None
+
+
+# --- server → client ------------------------------------------------------------------------
+
+
+def welcome(room: str, epoch: int, seat: str | None, seq: int, resumed: bool) -> Message:
+    # The epoch is a 63-bit number: a string, so that JavaScript clients keep it exact.
+    return {
+        "type": "welcome",
+        "room": room,
+        "epoch": str(epoch),
+        "seat": seat,
+        "seq": seq,
+        "resumed": resumed,
+    }
+
+
+def event(seq: int, payload: Message) -> Message:
+    return {"type": "event", "seq": seq, "event": payload}
+
+
+def view(seq: int, position: Message) -> Message:
+    return {"type": "view", "seq": seq, "view": position}
+
+
+def legal(seq: int, actions: list[LegalAction]) -> Message:
+    return {
+        "type": "legal",
+        "seq": seq,
+        "actions": [
+            {
+                "command": a.command.model_dump(mode="json", exclude=set(SERVER_FIELDS)),
+                "honor": a.honor,
+                "energy": a.energy,
+            }
+            for a in actions
+        ],
+    }
+
+
+def game_over(result: str | None, log: list[Message]) -> Message:
+    return {"type": "game_over", "result": result, "log": log}
+
+
+def ack(command_id: str, seq: int) -> Message:
+    return {"type": "ack", "id": command_id, "seq": seq}
+
+
+def error(code: str, sentence: str, command_id: str | None = None) -> Message:
+    return {"type": "error", "id": command_id, "code": code, "sentence": sentence}
+
+
+def pong() -> Message:
+    return {"type": "pong"}
+
+
+# --- client → server ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Hello:
+    token: str | None
+    spectate: str | None
+    last_seq: int | None
+    epoch: int | None
+
+
+def message_type(message: Any) -> str:
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise ProtocolError("bad_frame", "A message is a map with a string 'type'.")
+    return message["type"]
+
+
+def _optional_int(message: Message, key: str) -> int | None:
+    value = message.get(key)
+    if value is None:
+        return None
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**63:
+        raise ProtocolError("bad_hello", f"'{key}' must be a non-negative integer.")
+    return value
+
+
+def parse_hello(message: Message) -> Hello:
+    token, spectate = message.get("token"), message.get("spectate")
+    if (token is None) == (spectate is None):
+        raise ProtocolError("bad_hello", "Say hello with either a 'token' or 'spectate'.")
+    if spectate is not None and not isinstance(spectate, str):
+        raise ProtocolError("bad_hello", "'spectate' is a room id.")
+    last_seq, epoch = _optional_int(message, "last_seq"), _optional_int(message, "epoch")
+    return Hello(token, spectate, last_seq, epoch)
+
+
+def command_id(message: Message) -> str:
+    value = message.get("id")
+    if not isinstance(value, str) or not _COMMAND_ID.match(value):
+        raise ProtocolError("bad_id", "A command needs an 'id' of 1-64 letters, digits or _.:-")
+    return value
+
+
+def parse_client_command(message: Message) -> Command:
+    """A seat's command, refusing what only the service may say (side, clock, system)."""
+    body = message.get("command")
+    if not isinstance(body, dict):
+        raise ProtocolError("bad_command", "'command' must be a map with a 'type'.")
+    for name in SERVER_FIELDS:
+        if name in body:
+            raise ProtocolError("side_not_allowed", f"The server sets '{name}'; do not send it.")
+    if body.get("type") in SYSTEM_COMMANDS:
+        raise ProtocolError("system_command", "Only the service issues this command.")
+    try:
+        return parse_command(body)
+    except ValidationError as invalid:
+        first = invalid.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "command"
+        raise ProtocolError("bad_command", f"{where}: {first.get('msg', 'invalid')}") from None

@@ -1,0 +1,372 @@
+"""One room as a process holds it: the folded state, each audience's feed, its local sockets.
+
+Redis holds the truth; this is a cache that can be rebuilt at any time from the room's log.
+A command is decided against the cached state and appended with ``expected_version`` = the
+cached version, so a stale cache costs a retry, never a wrong event (optimistic concurrency).
+
+State = replay of the whole log. The rules replay >100k events/s and a game has a few hundred
+events, so a load costs milliseconds; and every audience's message numbering is derived from
+the whole log anyway (feed.py), so a snapshot would not save reading it. No snapshots, then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from olympus.rules import (
+    Command,
+    Event,
+    Faction,
+    GameState,
+    IllegalCommand,
+    LegalAction,
+    Phase,
+    decode,
+    encode,
+    evolve,
+    execute,
+    legal_actions,
+)
+from olympus.rules.events import to_dict
+from olympus.rules.observation import observe_event, view
+from olympus.store import EventStore, EventsTrimmed, StoredEvent, VersionConflict
+
+from . import protocol
+from .feed import Feed
+from .metrics import ServiceMetrics
+from .protocol import Codec, Frame
+from .settings import Settings
+
+Audience = Faction | None
+AUDIENCES: tuple[Audience, ...] = (Faction.OLYMPIANS, Faction.CHTHONIANS, None)
+
+log = logging.getLogger("olympus.server.room")
+
+
+def now_ms() -> int:
+    """The service clock (R12): wall time in ms, so that every process agrees (NTP)."""
+    return time.time_ns() // 1_000_000
+
+
+class Subscriber(Protocol):
+    """A local socket's end of a room (connection.py)."""
+
+    audience: Audience
+    codec: Codec
+    sent_seq: int  # last message number queued to it
+    generation: int  # its seat token's generation (0 for spectators)
+
+    def push(self, frame: Frame) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+class CommandRejected(Exception):
+    """The command produced nothing: a rules error code passes through unchanged."""
+
+    def __init__(self, code: str, sentence: str) -> None:
+        super().__init__(f"{code}: {sentence}")
+        self.code = code
+        self.sentence = sentence
+
+
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    version: int  # the room version once the command's events are in
+    duplicate: bool  # the command id had been applied before: nothing new was appended
+
+
+# Called after each applied batch (sync, cheap: timers) and after an own append (async: indexes).
+BatchListener = Callable[["RoomRuntime"], None]
+AppendListener = Callable[["RoomRuntime", bool], Awaitable[None]]
+
+
+class RoomRuntime:
+    CLOSE_RESYNC = 4409  # the room's log changed under us (Redis loss): reconnect
+
+    def __init__(
+        self,
+        room_id: str,
+        epoch: int,
+        store: EventStore,
+        settings: Settings,
+        metrics: ServiceMetrics,
+    ) -> None:
+        self.room_id = room_id
+        self.epoch = epoch
+        self.store = store
+        self.settings = settings
+        self.metrics = metrics
+        self.state = GameState()
+        self.events: list[Event] = []
+        self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
+        self.subscribers: set[Subscriber] = set()
+        self.batch_listeners: list[BatchListener] = []
+        self.append_listeners: list[AppendListener] = []
+        # Serialises this process's reads and appends of the room (others are excluded by the
+        # store's expected-version check, not by this lock).
+        self.lock = asyncio.Lock()
+        self.last_used = time.monotonic()
+        self.gone = False
+        self._legal: dict[Faction, tuple[int, list[LegalAction]]] = {}
+        self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame | None]] = {}
+        self._over_frames: dict[str, Frame] = {}
+        self._dirty = False
+        self._catch_up: asyncio.Task[None] | None = None
+        self._hint_at = 0.0
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+    @property
+    def over(self) -> bool:
+        return self.state.phase is Phase.OVER
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    # -- folding ----------------------------------------------------------------------------
+
+    def load(self, stored: list[StoredEvent]) -> None:
+        """Fold the room's whole log (the registry's first read)."""
+        self._fold([(s.version, decode(s.data)) for s in stored])
+
+    def _fold(self, numbered: list[tuple[int, Event]]) -> bool:
+        """Fold new events into the state and every feed; False if nothing was new."""
+        folded = False
+        for version, event in numbered:
+            if version <= self.version:
+                continue  # already folded (a hint raced our own append)
+            if version != self.version + 1:
+                raise RuntimeError(f"room {self.room_id}: gap before event {version}")
+            before = self.state
+            after = evolve(before, event)
+            for audience, feed in self.feeds.items():
+                message = observe_event(event, audience, before, after)
+                if message is not None:
+                    feed.append(version, message)
+            self.events.append(event)
+            self.state = after
+            folded = True
+        return folded
+
+    def _apply(self, numbered: list[tuple[int, Event]], since: float) -> None:
+        """Fold a batch, push it to the local sockets, tell the listeners."""
+        was_over = self.over
+        if not self._fold(numbered):
+            return
+        ended = not was_over and self.over
+        for sub in list(self.subscribers):
+            self._push_new(sub)
+            if ended:
+                sub.push(self._over_frame(sub.codec))
+        self.metrics.fanout_seconds.observe(time.perf_counter() - since)
+        for listener in self.batch_listeners:
+            listener(self)
+
+    # -- frames -----------------------------------------------------------------------------
+
+    def legal_actions(self, seat: Faction) -> list[LegalAction]:
+        cached = self._legal.get(seat)
+        if cached is None or cached[0] != self.version:
+            cached = (self.version, legal_actions(self.state, seat))
+            self._legal[seat] = cached
+        return cached[1]
+
+    def _legal_frame(self, seat: Faction, codec: Codec) -> Frame | None:
+        key = (seat, codec.name)
+        cached = self._legal_frames.get(key)
+        if cached is None or cached[0] != self.version:
+            actions = self.legal_actions(seat)
+            seq = self.feeds[seat].seq
+            frame = codec.encode(protocol.legal(seq, actions)) if actions else None
+            cached = (self.version, frame)
+            self._legal_frames[key] = cached
+        return cached[1]
+
+    def full_log(self) -> list[protocol.Message]:
+        """Every event unredacted (JSON-able); only ever sent once the game is over (R7)."""
+        return [to_dict(e) for e in self.events]
+
+    def _over_frame(self, codec: Codec) -> Frame:
+        if codec.name not in self._over_frames:
+            message = protocol.game_over(self.state.result, self.full_log())
+            self._over_frames[codec.name] = codec.encode(message)
+        return self._over_frames[codec.name]
+
+    def _push_new(self, sub: Subscriber) -> None:
+        feed = self.feeds[sub.audience]
+        if feed.seq <= sub.sent_seq:
+            return
+        for seq in range(sub.sent_seq + 1, feed.seq + 1):
+            sub.push(feed.frame(sub.codec, seq))
+        sub.sent_seq = feed.seq
+        if sub.audience is not None and (frame := self._legal_frame(sub.audience, sub.codec)):
+            sub.push(frame)
+
+    # -- sockets ----------------------------------------------------------------------------
+
+    def attach(self, sub: Subscriber, last_seq: int | None, epoch: int | None) -> bool:
+        """Queue the hello's answer and subscribe ``sub``; True when it resumed.
+
+        Nothing awaits between computing the backlog and subscribing, so no message can fall
+        between them or come twice.
+        """
+        feed, codec = self.feeds[sub.audience], sub.codec
+        resumed = (
+            epoch == self.epoch
+            and last_seq is not None
+            and 0 <= feed.seq - last_seq <= self.settings.resume_window
+        )
+        seat = None if sub.audience is None else sub.audience.value
+        sub.push(codec.encode(protocol.welcome(self.room_id, self.epoch, seat, feed.seq, resumed)))
+        if resumed:
+            assert last_seq is not None
+            for seq in range(last_seq + 1, feed.seq + 1):
+                sub.push(feed.frame(codec, seq))
+        else:
+            sub.push(codec.encode(protocol.view(feed.seq, view(self.state, sub.audience))))
+        sub.sent_seq = feed.seq
+        if sub.audience is not None and (frame := self._legal_frame(sub.audience, codec)):
+            sub.push(frame)
+        if self.over:
+            sub.push(self._over_frame(codec))
+        self.subscribers.add(sub)
+        self.touch()
+        return resumed
+
+    def detach(self, sub: Subscriber) -> None:
+        self.subscribers.discard(sub)
+        self.touch()
+
+    def revoke(self, seat: Faction, generation: int) -> None:
+        """Close the sockets of ``seat`` that hold a token older than ``generation``."""
+        for sub in list(self.subscribers):
+            if sub.audience is seat and sub.generation < generation:
+                self.detach(sub)
+                sub.close(protocol.CLOSE_REVOKED, "token_revoked")
+
+    def close_all(self, code: int, reason: str) -> None:
+        for sub in list(self.subscribers):
+            self.detach(sub)
+            sub.close(code, reason)
+
+    # -- reading the store ------------------------------------------------------------------
+
+    def request_catch_up(self) -> None:
+        """Read what others appended (on a hint or a fresh subscription); coalesces bursts."""
+        if not self._dirty:
+            self._hint_at = time.perf_counter()
+        self._dirty = True
+        if self._catch_up is None or self._catch_up.done():
+            self._catch_up = asyncio.get_running_loop().create_task(self._catch_up_loop())
+
+    async def _catch_up_loop(self) -> None:
+        while self._dirty and not self.gone:
+            self._dirty = False
+            since = self._hint_at
+            try:
+                async with self.lock:
+                    await self._read_tail(since)
+            except Exception as error:  # the next hint or sweep reads again; never crash
+                log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
+                return
+
+    async def catch_up(self) -> None:
+        async with self.lock:
+            await self._read_tail(time.perf_counter())
+
+    async def _read_tail(self, since: float) -> bool:
+        try:
+            stored = await self.store.read(self.room_id, self.version)
+        except EventsTrimmed:
+            await self._reload()
+            return True
+        if not stored:
+            return False
+        self._apply([(s.version, decode(s.data)) for s in stored], since)
+        return True
+
+    async def _reload(self) -> None:
+        """The log is not what we folded (Redis lost events): start again from the store.
+
+        Sockets are closed with CLOSE_RESYNC so their clients reconnect and get a view; their
+        message numbers may now name other messages.
+        """
+        log.warning("room log changed under the cache", extra={"room": self.room_id})
+        stored = await self.store.read(self.room_id, 0)
+        self.close_all(self.CLOSE_RESYNC, "resync")
+        self.state, self.events = GameState(), []
+        self.feeds = {a: Feed() for a in AUDIENCES}
+        self._legal.clear()
+        self._legal_frames.clear()
+        self._over_frames.clear()
+        self.load(stored)
+
+    async def applied_version(self, command_id: str) -> int | None:
+        """The room version a command id ended at, if it was ever applied."""
+        value = await self.store.redis.hget(self.store.keys(self.room_id).commands, command_id)
+        return None if value is None else int(value.split(b":")[1])
+
+    # -- deciding and appending -------------------------------------------------------------
+
+    async def submit(self, command: Command, command_id: str) -> Submitted:
+        """Decide ``command`` (its ``side`` already set) and append its events exactly once.
+
+        ``command_id`` makes a retried command (a lost ack, a reconnect) a duplicate instead of
+        a second application. Raises ``CommandRejected``: nothing was appended.
+        """
+        stamp = "at_ms" in type(command).model_fields
+        result: Submitted | None = None
+        async with self.lock:
+            for _ in range(self.settings.append_retries):
+                stamped = command.model_copy(update={"at_ms": now_ms()}) if stamp else command
+                try:
+                    events, _ = execute(self.state, stamped)
+                except IllegalCommand as illegal:
+                    done = await self.applied_version(command_id)
+                    if done is not None:  # it was applied: this is a retry of it
+                        await self._read_tail(time.perf_counter())
+                        result = Submitted(done, duplicate=True)
+                        break
+                    if await self._read_tail(time.perf_counter()):
+                        continue  # our state was stale: judge again on the fresh one
+                    raise CommandRejected(illegal.code, illegal.sentence) from None
+                result = await self._append(events, command_id)
+                if result is not None:
+                    break
+        if result is None:
+            raise CommandRejected("busy", "The room is busy; send the command again.")
+        if not result.duplicate:
+            for listener in self.append_listeners:
+                await listener(self, self.over)
+        return result
+
+    async def _append(self, events: list[Event], command_id: str) -> Submitted | None:
+        expected = self.version
+        start = time.perf_counter()
+        try:
+            appended = await self.store.append(
+                self.room_id, expected, [encode(e) for e in events], command_id
+            )
+        except VersionConflict as conflict:
+            self.metrics.conflicts.inc()
+            if conflict.actual < expected:
+                await self._reload()
+            else:
+                await self._read_tail(time.perf_counter())
+            return None
+        finally:
+            self.metrics.append_seconds.observe(time.perf_counter() - start)
+        if appended.duplicate:
+            await self._read_tail(time.perf_counter())
+            return Submitted(appended.version, duplicate=True)
+        first = appended.first_version
+        self._apply([(first + i, e) for i, e in enumerate(events)], time.perf_counter())
+        return Submitted(appended.version, duplicate=False)

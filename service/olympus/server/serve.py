@@ -1,0 +1,77 @@
+"""``olympus serve``: the app on uvicorn, on the given Redis or on an embedded one.
+
+Without ``--redis-url``/REDIS_URL the service starts its own redis-server in the data dir with
+``appendfsync always`` (docs/operations.md: an acknowledged command survives a kill -9 of
+either process), and stops it after uvicorn has shut down.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import signal
+from pathlib import Path
+from types import FrameType
+
+import uvicorn
+
+from olympus.store import EmbeddedRedis
+
+from . import logs
+from .app import create_app
+from .settings import Settings
+
+log = logging.getLogger("olympus.server")
+
+
+def uvicorn_config(app: object, settings: Settings, host: str, port: int) -> uvicorn.Config:
+    """uvicorn settings shared by ``olympus serve`` and the tests."""
+    return uvicorn.Config(
+        app,  # type: ignore[arg-type]
+        host=host,
+        port=port,
+        lifespan="on",
+        log_config=None,
+        access_log=False,
+        ws_max_size=settings.hard_frame_bytes,
+        # No compression: a zlib context per socket costs more memory than the small frames
+        # save, and frame sizes then follow only what a seat may see.
+        ws_per_message_deflate=False,
+        timeout_graceful_shutdown=10,
+    )
+
+
+class _Stopped(Exception):
+    """A stop signal, after uvicorn's graceful shutdown: unwind so the embedded Redis stops."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped(signum)
+
+
+def cli_serve(args: argparse.Namespace) -> int:
+    logs.configure()
+    # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler
+    # it found installed. The default one would kill the process before the ExitStack below
+    # stops the embedded redis-server (which runs in its own session and would be orphaned).
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _stop)
+    try:
+        _serve(args)
+    except _Stopped:
+        pass
+    return 0
+
+
+def _serve(args: argparse.Namespace) -> None:
+    with contextlib.ExitStack() as stack:
+        redis_url = args.redis_url
+        if not redis_url:
+            data_dir = Path(args.data_dir) / "redis"
+            embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
+            redis_url = embedded.url
+            log.info("embedded redis started in %s", data_dir)
+        settings = Settings.from_env(redis_url=redis_url)
+        app = create_app(settings)
+        uvicorn.Server(uvicorn_config(app, settings, args.host, args.port)).run()

@@ -1,0 +1,165 @@
+"""Everything one server process runs, wired together, started and stopped as one.
+
+Also the few use cases that span the parts: a full Random Setup room gets its setup drawn, a
+finished game is marked finished in the lobby, a revocation closes the old token's sockets
+in every process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from redis.asyncio import BlockingConnectionPool, Redis
+
+from olympus.rules import Faction, Phase
+from olympus.rules.commands import DrawRandomSetup
+from olympus.store import EventStore
+
+from . import tokens
+from .clocks import Clocks
+from .fanout import Fanout
+from .lobby import Lobby, Seated
+from .metrics import ServiceMetrics
+from .registry import RoomRegistry
+from .room import CommandRejected, RoomRuntime
+from .settings import Settings
+
+if TYPE_CHECKING:
+    from .connection import Connection
+
+log = logging.getLogger("olympus.server")
+
+RANDOM_SETUP_ID = "sys:random-setup"
+
+
+def _redis(url: str, settings: Settings, size: int) -> Redis:
+    # A blocking pool waits for a free connection instead of raising when all are busy.
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=size,
+        timeout=settings.redis_timeout,
+        socket_timeout=settings.redis_timeout,
+        socket_connect_timeout=settings.redis_timeout,
+        decode_responses=False,
+    )
+    return Redis.from_pool(pool)
+
+
+class Services:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metrics = ServiceMetrics()
+        self.redis = _redis(settings.redis_url, settings, settings.redis_pool_size)
+        self.pubsub_redis = _redis(settings.redis_url, settings, 2)
+        self.store = EventStore(self.redis, prefix=settings.prefix)
+        self.registry = RoomRegistry(self.store, settings, self.metrics)
+        self.fanout = Fanout(
+            self.redis, self.pubsub_redis, self.store, self.registry, settings.prefix, self.metrics
+        )
+        self.clocks = Clocks(self.redis, self.registry, settings, self.metrics)
+        self.connections: set[Connection] = set()
+        self.secret = b""
+        self.lobby: Lobby
+        self._janitor: asyncio.Task[None] | None = None
+        self._background: set[asyncio.Task[Any]] = set()
+        self.registry.load_hooks += [self.fanout.watch, self.clocks.on_load, self._on_load]
+        self.registry.evict_hooks += [self.fanout.unwatch, self.clocks.on_evict]
+        self.fanout.control_handlers.append(self._on_control)
+        self._gauges()
+
+    def _gauges(self) -> None:
+        self.metrics.gauge(
+            "olympus_rooms_loaded", "Rooms held in this process.", lambda: {(): len(self.rooms)}
+        )
+        self.metrics.gauge(
+            "olympus_connections",
+            "Open websockets, by kind (seat, spectator, pending hello).",
+            lambda: {(k,): n for k, n in Counter(c.kind for c in self.connections).items()},
+            ("kind",),
+        )
+
+    @property
+    def rooms(self) -> dict[str, RoomRuntime]:
+        return self.registry.rooms
+
+    async def start(self) -> None:
+        self.secret = await tokens.shared_secret(
+            self.redis, self.settings.prefix, self.settings.secret
+        )
+        self.lobby = Lobby(self.redis, self.store, self.secret, self.settings.seed_source)
+        await self.fanout.start()
+        await self.clocks.start()
+        self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
+
+    async def stop(self) -> None:
+        tasks = [t for t in (self._janitor, *self._background) if t is not None]
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.clocks.stop()
+        await self.fanout.stop()
+        await self.pubsub_redis.aclose()
+        await self.redis.aclose()
+
+    async def _janitor_loop(self) -> None:
+        while True:
+            await asyncio.sleep(max(1.0, self.settings.idle_seconds / 4))
+            try:
+                await self.registry.evict_idle()
+            except Exception:
+                log.exception("evicting idle rooms failed")
+
+    # -- use cases --------------------------------------------------------------------------
+
+    async def _on_load(self, runtime: RoomRuntime) -> None:
+        runtime.append_listeners.append(self._after_append)
+        if runtime.over:
+            await self.store.set_room_status(runtime.room_id, "finished")
+        else:
+            await self.start_random_setup(runtime)
+
+    async def start_random_setup(self, runtime: RoomRuntime) -> None:
+        """R2 Random Setup: once both seats are taken, the service draws with a secret seed.
+
+        Idempotent: the fixed command id makes a second draw (another process, a retry after a
+        crash) a duplicate, whatever its seed.
+        """
+        state = runtime.state
+        if state.phase is not Phase.SETUP or not state.options.random_setup:
+            return
+        if not await self.lobby.seats_full(runtime.room_id):
+            return
+        command = DrawRandomSetup(seed=self.settings.seed_source())
+        try:
+            await runtime.submit(command, RANDOM_SETUP_ID)
+        except CommandRejected as rejected:  # already drawn by someone with a fresher state
+            log.info("random setup refused", extra={"room": runtime.room_id, "code": rejected.code})
+
+    async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
+        if over:
+            await self.store.set_room_status(runtime.room_id, "finished")
+
+    async def revoke(self, claim: tokens.SeatClaim) -> Seated:
+        """New token for the seat; every socket on an older one is closed, in every process."""
+        seated = await self.lobby.revoke(claim)
+        await self.fanout.broadcast(
+            {
+                "kind": "revoke",
+                "room": claim.room,
+                "seat": claim.seat,
+                "generation": seated.generation,
+            }
+        )
+        return seated
+
+    def _on_control(self, message: dict[str, Any]) -> None:
+        if message.get("kind") == "revoke":
+            runtime = self.rooms.get(message["room"])
+            if runtime is not None and message["seat"] in ("olympians", "chthonians"):
+                runtime.revoke(Faction(message["seat"]), int(message["generation"]))

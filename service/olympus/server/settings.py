@@ -1,0 +1,62 @@
+"""Everything a server process can be tuned with, in one frozen value.
+
+Processes are stateless apart from caches, so two processes with the same settings and the
+same Redis are interchangeable; nothing here may differ between the processes of one
+deployment except the listening address.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+KIB = 1024
+
+
+def _system_seed() -> int:
+    """A fresh secret 63-bit seed (token draws, Random Setup): ``secrets``, never ``random``."""
+    return secrets.randbits(63)
+
+
+@dataclass(frozen=True)
+class Settings:
+    redis_url: str
+    # Key prefix of every Redis key and channel of this deployment (tests use one per test).
+    prefix: str = "olympus"
+    # HMAC key of seat tokens; None: generated once and shared through Redis (tokens.py).
+    secret: bytes | None = None
+    # Frames above this are refused with an error frame; the connection stays usable.
+    max_frame_bytes: int = 64 * KIB
+    # uvicorn's hard limit: a bigger frame is not even buffered, the socket is closed (1009).
+    hard_frame_bytes: int = 1024 * KIB
+    # Token bucket per connection, and how many refused frames in a row close it.
+    rate_per_second: float = 20.0
+    rate_burst: int = 40
+    rate_strikes: int = 10
+    hello_timeout: float = 10.0
+    # A resume further back than this many messages gets a fresh view instead.
+    resume_window: int = 2000
+    # Frames queued for one socket; a client that falls further behind is disconnected.
+    send_queue: int = 4096
+    # A room with no local socket is dropped from this process's cache after this long.
+    idle_seconds: float = 60.0
+    # How often the deadline index is polled, and how late a deadline must be before a
+    # process that does not hold the room loads it (holders fire on their own timers).
+    deadline_poll_seconds: float = 1.0
+    deadline_grace_ms: int = 1000
+    append_retries: int = 8
+    redis_pool_size: int = 64
+    redis_timeout: float = 10.0
+    seed_source: Callable[[], int] = field(default=_system_seed)
+
+    @classmethod
+    def from_env(cls, redis_url: str, **overrides: object) -> Settings:
+        """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX."""
+        env: dict[str, object] = {}
+        if secret := os.environ.get("OLYMPUS_SECRET"):
+            env["secret"] = secret.encode()
+        if prefix := os.environ.get("OLYMPUS_PREFIX"):
+            env["prefix"] = prefix
+        return cls(redis_url=redis_url, **{**env, **overrides})  # type: ignore[arg-type]

@@ -1,0 +1,67 @@
+"""Service fixtures: real servers (uvicorn threads) on the session's real Redis.
+
+Each test gets its own key prefix, so rooms, lobby, secret and deadline index never leak from
+one test into another; servers started in one test share its prefix, like the processes of
+one deployment.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator, Callable, Iterator
+from dataclasses import replace
+from typing import Any
+
+import httpx
+import pytest
+from harness import ServerThread
+from redis.asyncio import Redis
+
+from olympus.server import Settings
+from olympus.store import EmbeddedRedis, EventStore
+
+
+@pytest.fixture
+def settings(redis_server: EmbeddedRedis) -> Settings:
+    return Settings(
+        redis_url=redis_server.url,
+        prefix=f"svc-{uuid.uuid4().hex[:10]}",
+        hello_timeout=5.0,
+        deadline_poll_seconds=0.2,
+        deadline_grace_ms=300,
+    )
+
+
+@pytest.fixture
+def start_server(settings: Settings) -> Iterator[Callable[..., ServerThread]]:
+    """Start another server process on the test's prefix (settings may be overridden)."""
+    started: list[ServerThread] = []
+
+    def start(**overrides: Any) -> ServerThread:
+        server = ServerThread(replace(settings, **overrides)).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        if server.thread.is_alive():
+            server.stop()
+
+
+@pytest.fixture
+def server(start_server: Callable[..., ServerThread]) -> ServerThread:
+    return start_server()
+
+
+@pytest.fixture
+async def http(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+@pytest.fixture
+async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterator[EventStore]:
+    """The event store the servers write to, for checking what really was appended."""
+    client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
+    yield EventStore(client, prefix=settings.prefix)
+    await client.aclose()

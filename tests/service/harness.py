@@ -1,0 +1,256 @@
+"""Test harness: the real app on a real uvicorn, real websocket clients, and the truth in Redis.
+
+``ServerThread`` runs one server process's worth (app + its own event loop) in a thread on a
+socket bound to a free port; several of them on one Redis prefix behave like several
+processes of one deployment. ``WsClient`` records every frame it receives, byte for byte, so
+tests can compare what two seats or two games received. ``Oracle`` folds the room's log
+straight from the store: what really happened, to check the service against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+import msgpack
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from olympus.rules import Faction, GameState, decode, evolve, parse_command, random_placements
+from olympus.rules.events import Event
+from olympus.server import Settings, create_app
+from olympus.server.serve import uvicorn_config
+from olympus.store import EventStore
+
+TIMEOUT = 10.0
+
+
+class ServerThread:
+    """One service process (app, event loop, uvicorn) in a background thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.app = create_app(settings)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        config = uvicorn_config(self.app, settings, "127.0.0.1", self.port)
+        config.log_level = "warning"
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.error: BaseException | None = None
+
+    def _run(self) -> None:
+        try:
+            self.server.run(sockets=[self.sock])
+        except BaseException as error:  # surfaced by start()/stop()
+            self.error = error
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+    @property
+    def services(self) -> Any:
+        return self.app.state.services
+
+    def start(self) -> ServerThread:
+        self.thread.start()
+        deadline = time.monotonic() + TIMEOUT
+        while not self.server.started:
+            if self.error is not None or not self.thread.is_alive():
+                raise RuntimeError(f"server failed to start: {self.error!r}")
+            if time.monotonic() > deadline:
+                raise TimeoutError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(TIMEOUT)
+        self.sock.close()
+        if self.thread.is_alive():
+            raise RuntimeError("server did not stop")
+
+
+def decode_frame(frame: str | bytes) -> dict[str, Any]:
+    return msgpack.unpackb(frame, raw=False) if isinstance(frame, bytes) else json.loads(frame)
+
+
+class WsClient:
+    """A websocket client that keeps every frame it gets, raw and decoded, in order."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.frames: list[str | bytes] = []
+        self.messages: list[dict[str, Any]] = []
+        self.read = 0  # messages consumed by next()
+        self._arrived = asyncio.Condition()
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+        self.close_code: int | None = None
+
+    @classmethod
+    async def open(cls, ws_url: str, protocol: str | None = "olympus.json") -> WsClient:
+        subprotocols = [protocol] if protocol else None
+        ws = await connect(ws_url, subprotocols=subprotocols, max_size=None, compression=None)
+        return cls(ws)
+
+    async def _read(self) -> None:
+        try:
+            async for frame in self.ws:
+                self.frames.append(frame)
+                self.messages.append(decode_frame(frame))
+                async with self._arrived:
+                    self._arrived.notify_all()
+        except ConnectionClosed:
+            pass
+        finally:
+            self.close_code = self.ws.close_code
+            async with self._arrived:
+                self._arrived.notify_all()
+
+    @property
+    def closed(self) -> bool:
+        return self._reader.done()
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.ws.subprotocol == "olympus.msgpack":
+            await self.ws.send(msgpack.packb(message, use_bin_type=True))
+        else:
+            await self.ws.send(json.dumps(message))
+
+    async def next(self, timeout: float = TIMEOUT) -> dict[str, Any]:
+        """The next message not yet consumed."""
+        async with asyncio.timeout(timeout), self._arrived:
+            await self._arrived.wait_for(lambda: self.read < len(self.messages) or self.closed)
+        if self.read >= len(self.messages):
+            raise ConnectionError(f"closed ({self.close_code}) with nothing more to read")
+        self.read += 1
+        return self.messages[self.read - 1]
+
+    async def expect(self, *types: str, timeout: float = TIMEOUT) -> dict[str, Any]:
+        """Consume messages until one of ``types`` comes."""
+        while True:
+            message = await self.next(timeout)
+            if message["type"] in types:
+                return message
+
+    async def wait_closed(self, timeout: float = TIMEOUT) -> int | None:
+        async with asyncio.timeout(timeout):
+            await asyncio.shield(self._reader)
+        return self.close_code
+
+    async def wait_seq(self, seq: int, timeout: float = TIMEOUT) -> None:
+        """Wait until this client has received message number ``seq``."""
+        async with asyncio.timeout(timeout), self._arrived:
+            await self._arrived.wait_for(lambda: self.seq >= seq or self.closed)
+        assert self.seq >= seq, f"closed at seq {self.seq} before {seq}"
+
+    async def hello(self, **fields: Any) -> dict[str, Any]:
+        await self.send({"type": "hello", **fields})
+        return await self.expect("welcome", "error")
+
+    async def command(self, command_id: str, command: dict[str, Any]) -> dict[str, Any]:
+        """Send a command; its ``ack`` or ``error`` (the events before it stay readable)."""
+        await self.send({"type": "command", "id": command_id, "command": command})
+        while True:
+            message = await self.next()
+            if message["type"] in ("ack", "error") and message.get("id") == command_id:
+                return message
+
+    @property
+    def seq(self) -> int:
+        """Number of the last message received (event seq, or a view's seq)."""
+        for message in reversed(self.messages):
+            if message["type"] in ("event", "view"):
+                return message["seq"]
+        return 0
+
+    def events(self) -> list[dict[str, Any]]:
+        return [m for m in self.messages if m["type"] == "event"]
+
+    def legal(self) -> list[dict[str, Any]]:
+        """The actions of the newest ``legal`` message, if it is about the current seq."""
+        for message in reversed(self.messages):
+            if message["type"] == "legal":
+                return message["actions"] if message["seq"] == self.seq else []
+            if message["type"] in ("event", "view"):
+                return []
+        return []
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            await self.ws.close()
+        with contextlib.suppress(Exception):
+            await self._reader
+
+
+class Oracle:
+    """The room's true state, folded from the store (what the service must agree with)."""
+
+    def __init__(self, store: EventStore, room: str) -> None:
+        self.store = store
+        self.room = room
+        self.state = GameState()
+        self.events: list[Event] = []
+        self.states: list[GameState] = [self.state]  # states[k] = after k events
+
+    async def sync(self) -> GameState:
+        for stored in await self.store.read(self.room, self.state.version):
+            event = decode(stored.data)
+            self.state = evolve(self.state, event)
+            self.events.append(event)
+            self.states.append(self.state)
+        return self.state
+
+
+@dataclass
+class Game:
+    room: str
+    epoch: str
+    tokens: dict[Faction, str]
+    seats: dict[Faction, WsClient] = field(default_factory=dict)
+
+
+async def create_game(http: httpx.AsyncClient, **options: Any) -> Game:
+    """Create a room (the creator takes the Olympians) and join the Chthonians."""
+    created = (await http.post("/rooms", json={"side": "olympians", **options})).json()
+    joined = (await http.post(f"/rooms/{created['room']}/join", json={})).json()
+    assert joined["seat"] == "chthonians", joined
+    tokens = {Faction.OLYMPIANS: created["token"], Faction.CHTHONIANS: joined["token"]}
+    return Game(created["room"], created["epoch"], tokens)
+
+
+async def seat(ws_url: str, game: Game, faction: Faction, protocol: str = "olympus.json"):
+    client = await WsClient.open(ws_url, protocol)
+    welcome = await client.hello(token=game.tokens[faction])
+    assert welcome["type"] == "welcome", welcome
+    game.seats[faction] = client
+    return client
+
+
+def wire(command: Any) -> dict[str, Any]:
+    """A rules command as a client sends it (no server fields)."""
+    return command.model_dump(mode="json", exclude={"side", "at_ms"})
+
+
+def setup_command(rng: random.Random, faction: Faction) -> dict[str, Any]:
+    return {"type": "submit_setup", "placements": random_placements(rng, faction)}
+
+
+def legal_commands(actions: list[dict[str, Any]]) -> list[Any]:
+    return [parse_command(a["command"]) for a in actions]

@@ -1,0 +1,104 @@
+"""Rooms over HTTP (docs/api.md): create, join, Challenge seating, lobby lists, logs, health."""
+
+from __future__ import annotations
+
+import httpx
+from harness import ServerThread, WsClient, create_game
+
+from olympus.rules import Faction, decode
+from olympus.store import EventStore
+
+
+async def test_create_join_and_spectate(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    created = await http.post("/rooms", json={"side": "chthonians", "open_combat": True})
+    assert created.status_code == 201, created.text
+    room = created.json()
+    assert room["seat"] == "chthonians" and room["token"].startswith("t1.")
+    # GameCreated is appended at creation, with a secret token seed (R7).
+    [first] = await store.read(room["room"])
+    created_event = decode(first.data)
+    assert created_event.open_combat and created_event.token_seed != 0
+
+    listed = (await http.get("/rooms", params={"status": "open"})).json()["rooms"]
+    assert [r["room"] for r in listed] == [room["room"]]
+    assert listed[0]["seats"] == {"olympians": False, "chthonians": True}
+
+    taken = await http.post(f"/rooms/{room['room']}/join", json={"side": "chthonians"})
+    assert taken.status_code == 409 and taken.json()["code"] == "seat_taken"
+    joined = await http.post(f"/rooms/{room['room']}/join", json={})
+    assert joined.json()["seat"] == "olympians"
+    full = await http.post(f"/rooms/{room['room']}/join", json={})
+    assert full.status_code == 409
+
+    assert (await http.get("/rooms", params={"status": "open"})).json()["rooms"] == []
+    live = (await http.get("/rooms", params={"status": "live"})).json()["rooms"]
+    assert [r["room"] for r in live] == [room["room"]]
+
+    spectator = await WsClient.open(server.ws_url)
+    welcome = await spectator.hello(spectate=room["room"])
+    assert welcome["seat"] is None and welcome["epoch"] == room["epoch"]
+    view = await spectator.expect("view")
+    assert view["view"]["phase"] == "setup" and view["view"]["options"]["open_combat"] is True
+    await spectator.close()
+
+
+async def test_challenge_creator_sets_honor_other_player_picks_side(
+    http: httpx.AsyncClient, store: EventStore
+) -> None:
+    bad = await http.post("/rooms", json={"challenge": 3, "side": "olympians"})
+    assert bad.status_code == 422  # the creator of a Challenge does not pick a side (R2)
+    assert (await http.post("/rooms", json={"challenge": 6})).status_code == 422
+
+    created = (await http.post("/rooms", json={"challenge": -4})).json()
+    assert created["seat"] == "host"
+    room = created["room"]
+    host = {"authorization": f"Bearer {created['token']}"}
+    early = await http.post(f"/rooms/{room}/join", headers=host)
+    assert early.status_code == 409 and early.json()["code"] == "no_opponent_yet"
+    no_side = await http.post(f"/rooms/{room}/join", json={})
+    assert no_side.status_code == 422 and no_side.json()["code"] == "side_required"
+
+    joiner = (await http.post(f"/rooms/{room}/join", json={"side": "chthonians"})).json()
+    assert joiner["seat"] == "chthonians"
+    creator = (await http.post(f"/rooms/{room}/join", headers=host)).json()
+    assert creator["seat"] == "olympians" and creator["token"].startswith("t1.")
+    [first] = await store.read(room)
+    assert decode(first.data).chthonian_honor == -4
+
+
+async def test_bad_requests(http: httpx.AsyncClient) -> None:
+    assert (await http.post("/rooms", content=b"{nope")).json()["code"] == "bad_json"
+    unknown = await http.post("/rooms", json={"colour": "red"})
+    assert unknown.status_code == 422 and unknown.json()["code"] == "bad_request"
+    missing = await http.post("/rooms/no-such-room/join", json={})
+    assert missing.status_code == 404
+    assert (await http.get("/rooms/no-such-room/log")).status_code == 404
+    assert (await http.get("/rooms", params={"status": "lost"})).status_code == 422
+    forged = await http.post(
+        "/rooms/abc/revoke", headers={"authorization": "Bearer t1.abc.olympians.1.AAAA"}
+    )
+    assert forged.status_code == 401
+
+
+async def test_live_log_is_the_spectator_view(http: httpx.AsyncClient, server: ServerThread):
+    game = await create_game(http)
+    log = (await http.get(f"/rooms/{game.room}/log")).json()
+    assert log["over"] is False and "events" not in log
+    [message] = log["messages"]
+    assert message["seq"] == 1 and message["event"]["t"] == "game_created"
+    assert "token_seed" not in message["event"]  # secret until the end (R7)
+    summary = (await http.get(f"/rooms/{game.room}")).json()
+    assert summary["status"] == "live" and summary["seats"] == {
+        f.value: True for f in Faction
+    }
+
+
+async def test_health_and_metrics(http: httpx.AsyncClient) -> None:
+    health = await http.get("/healthz")
+    assert health.status_code == 200 and health.json()["status"] == "ok"
+    metrics = await http.get("/metrics")
+    assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
+    for name in ("olympus_rooms_loaded", "olympus_append_seconds_bucket", "olympus_commands_total"):
+        assert name in metrics.text
