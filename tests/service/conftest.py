@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from harness import ServerThread
 from redis.asyncio import Redis
+from service_harness import ServerThread
 
 from olympus.server import Settings
 from olympus.store import EmbeddedRedis, EventStore

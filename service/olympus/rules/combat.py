@@ -354,7 +354,10 @@ def run_steps(d: Decision, steps: list[Step]) -> None:
             continue
         if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
             candidates = removal_candidates(d.state, step)
-            if len(candidates) > 1:
+            # a thunderbolt's victim is chosen whenever the region holds several units, so that
+            # whether a choice is asked never tells who is there (Cerberus, R7)
+            choosers = units if step.kind is StepKind.STRUCK else candidates
+            if candidates and len(choosers) > 1:
                 break
             if candidates:
                 eliminate(d, candidates[:1], step.kind.value)

@@ -40,16 +40,16 @@ def _hide_origin(d: Decision, origin: int, side: Faction) -> None:
 def _step(d: Decision, plan: MovePlan) -> bool:
     """Apply one judged move; True when the turn goes on with a combat or is over."""
     move, side = plan.move, plan.move.faction
+    attack = d.state.count_in(move.destination, side.enemy) > 0
+    partial = len(move.units) < d.state.count_in(move.origin, side)
+    if partial and not attack and not move.flight:
+        _hide_origin(d, move.origin, side)  # before the reveal: a unit shown for its power stays
     if plan.reveal:
         d.emit(ev.UnitsRevealed(units=plan.reveal))
     if plan.energy:
         d.emit(ev.EnergyChanged(side, -plan.energy, "styx"))
     if plan.honor:
         d.emit(ev.HonorChanged(side, plan.honor, plan.honor_reason))
-    attack = d.state.count_in(move.destination, side.enemy) > 0
-    partial = len(move.units) < d.state.count_in(move.origin, side)
-    if partial and not attack and not move.flight:
-        _hide_origin(d, move.origin, side)
     d.emit(ev.UnitsMoved(side, move.units, move.origin, move.destination, move.flight))
     for power in powers_of(move.units):
         power.after_move(d, move)

@@ -142,8 +142,11 @@ class UnitRecalled(Event):
 
 @_event("leader_succeeded")
 class LeaderSucceeded(Event):
+    """The leader fell; ``leader`` is the successor, or None when there is none. Emitted
+    whether or not there is one, so that its presence tells nobody who was picked (R7)."""
+
     faction: Faction
-    leader: str
+    leader: str | None
 
 
 @_event("combat_started")

@@ -68,10 +68,11 @@ def plan_move(
     origin = origins.pop()
     if destination == origin:
         raise IllegalCommand("same_region", "The units are already there.")
-    revealing = own_units(state, faction, list(reveal))
-    newly = tuple(u for u in revealing if u not in state.revealed)
-    move = MoveContext(faction, movers, origin, destination, fly, frozenset(revealing), use_power)
+    newly = own_units(state, faction, list(reveal))
+    move = MoveContext(faction, movers, origin, destination, fly, frozenset(newly), use_power)
     for unit in newly:
+        if unit in state.revealed:
+            raise IllegalCommand("cannot_reveal", f"{unit} is revealed already.")
         power = POWERS.get(unit)
         if power is None or not power.may_reveal_for_move(state, move):
             raise IllegalCommand("cannot_reveal", f"Revealing {unit} does nothing for this move.")

@@ -147,6 +147,10 @@ def observe_event(event: ev.Event, seat: Seat, before: GameState, after: GameSta
     if isinstance(event, ev.UnitsMoved | ev.UnitsRetreated):
         data["units"] = _units(after, seat, event.units)
         return data
+    if isinstance(event, ev.LeaderSucceeded):
+        if event.leader is not None and not _knows(after, seat, event.leader):
+            data["leader"] = None  # R7: the successor's existence is not news to the enemy
+        return data
     if isinstance(event, ev.UnitEliminated):
         data["token"] = before.tokens.get(event.unit)
     return data

@@ -132,6 +132,9 @@ class Connection:
                 await self._handle(frame)
             except ProtocolError as refused:
                 self._error(refused.code, refused.sentence, refused.command_id, refused.close)
+            except Exception:  # Redis down, a bug: say so, keep the socket
+                log.exception("frame failed", extra=self._fields())
+                self._error("unavailable", "The server could not handle that; try again.")
 
     def _error(
         self, code: str, sentence: str, command_id: str | None = None, close: int | None = None
@@ -197,11 +200,13 @@ class Connection:
         self.audience = audience
         resumed = runtime.attach(self, hello.last_seq, hello.epoch)
         self.room = runtime
-        log.info("hello", extra={**self._fields(), "version": runtime.version, "code": resumed})
+        log.info("hello", extra={**self._fields(), "version": runtime.version, "resumed": resumed})
+        await services.start_random_setup(runtime)  # in case the joiner's process died first
 
     async def _command(self, message: dict[str, Any]) -> None:
         if self.room is None:
-            raise ProtocolError("hello_first", "Say hello before sending commands.")
+            echo = message.get("id") if isinstance(message.get("id"), str) else None
+            raise ProtocolError("hello_first", "Say hello first.", command_id=echo)
         command_id = protocol.command_id(message)
         try:
             if self.audience is None:
@@ -218,9 +223,9 @@ class Connection:
         except CommandRejected as rejected:
             metrics.commands.inc(rejected.code)
             raise ProtocolError(rejected.code, rejected.sentence, command_id=command_id) from None
-        except Exception:
-            metrics.commands.inc("internal")
-            log.exception("command failed", extra=self._fields())
+        except Exception:  # e.g. Redis unreachable: the client may resend the same id safely
+            metrics.commands.inc("unavailable")
+            log.exception("command failed", extra={**self._fields(), "command_id": command_id})
             sentence = "The server could not take the command; send it again."
             raise ProtocolError("unavailable", sentence, command_id=command_id) from None
         metrics.commands.inc("duplicate" if result.duplicate else "ok")

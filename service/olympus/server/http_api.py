@@ -159,14 +159,19 @@ async def room_log(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
+    """Healthy: Redis answers, and the pub/sub connection is up (else no fan-out in)."""
     services = _services(request)
     try:
         await asyncio.wait_for(services.redis.ping(), timeout=2.0)
     except Exception as error:
         return JSONResponse({"status": "unavailable", "redis": repr(error)}, status_code=503)
-    return JSONResponse(
-        {"status": "ok", "rooms": len(services.rooms), "connections": len(services.connections)}
-    )
+    body = {
+        "status": "ok" if services.fanout.connected else "unavailable",
+        "pubsub": services.fanout.connected,
+        "rooms": len(services.rooms),
+        "connections": len(services.connections),
+    }
+    return JSONResponse(body, status_code=200 if services.fanout.connected else 503)
 
 
 async def metrics(request: Request) -> Response:

@@ -26,6 +26,7 @@ FIELDS = (
     "kind",
     "due",
     "error",
+    "resumed",
 )
 
 log = logging.getLogger("olympus.server")

@@ -47,6 +47,7 @@ CLOSE_NOT_FOUND = 4404
 CLOSE_HELLO_TIMEOUT = 4408
 CLOSE_FLOOD = 4429
 CLOSE_SLOW = 4413  # fell too far behind; reconnect with last_seq
+CLOSE_RESYNC = 4409  # the room's log changed under the cache (Redis loss): reconnect
 
 
 @dataclass(frozen=True, slots=True)

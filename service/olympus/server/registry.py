@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from olympus.store import EventStore, RoomNotFound
 
 from .metrics import ServiceMetrics
+from .protocol import CLOSE_RESYNC
 from .room import RoomRuntime
 from .settings import Settings
 
@@ -53,10 +54,10 @@ class RoomRegistry:
         try:
             epoch = await self.store.epoch(room_id)
         except RoomNotFound:
-            await self.evict(runtime, RoomRuntime.CLOSE_RESYNC)
+            await self.evict(runtime, CLOSE_RESYNC)
             raise
         if epoch != runtime.epoch:
-            await self.evict(runtime, RoomRuntime.CLOSE_RESYNC)
+            await self.evict(runtime, CLOSE_RESYNC)
             return await self.get(room_id)
         return runtime
 
@@ -69,8 +70,12 @@ class RoomRegistry:
         runtime = RoomRuntime(room_id, loaded.epoch, self.store, self.settings, self.metrics)
         runtime.load(stored)
         self.rooms[room_id] = runtime
-        for hook in self.load_hooks:
-            await hook(runtime)
+        try:
+            for hook in self.load_hooks:
+                await hook(runtime)
+        except BaseException:  # half-wired (e.g. not subscribed): never keep it
+            await self.evict(runtime)
+            raise
         return runtime
 
     async def evict(self, runtime: RoomRuntime, close_code: int | None = None) -> None:

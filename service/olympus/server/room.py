@@ -87,8 +87,6 @@ AppendListener = Callable[["RoomRuntime", bool], Awaitable[None]]
 
 
 class RoomRuntime:
-    CLOSE_RESYNC = 4409  # the room's log changed under us (Redis loss): reconnect
-
     def __init__(
         self,
         room_id: str,
@@ -293,15 +291,28 @@ class RoomRuntime:
         self._apply([(s.version, decode(s.data)) for s in stored], since)
         return True
 
+    async def _refresh(self) -> bool:
+        """Make sure the state is the store's latest; True if it changed.
+
+        Only on the refusal path: besides newer events, it checks for a store *behind* the
+        cache (Redis lost acknowledged writes), which a tail read cannot see.
+        """
+        if await self._read_tail(time.perf_counter()):
+            return True
+        if await self.store.version(self.room_id) < self.version:
+            await self._reload()
+            return True
+        return False
+
     async def _reload(self) -> None:
         """The log is not what we folded (Redis lost events): start again from the store.
 
-        Sockets are closed with CLOSE_RESYNC so their clients reconnect and get a view; their
+        Sockets are closed with ``CLOSE_RESYNC`` so their clients reconnect and get a view; their
         message numbers may now name other messages.
         """
         log.warning("room log changed under the cache", extra={"room": self.room_id})
         stored = await self.store.read(self.room_id, 0)
-        self.close_all(self.CLOSE_RESYNC, "resync")
+        self.close_all(protocol.CLOSE_RESYNC, "resync")
         self.state, self.events = GameState(), []
         self.feeds = {a: Feed() for a in AUDIENCES}
         self._legal.clear()
@@ -322,11 +333,10 @@ class RoomRuntime:
         ``command_id`` makes a retried command (a lost ack, a reconnect) a duplicate instead of
         a second application. Raises ``CommandRejected``: nothing was appended.
         """
-        stamp = "at_ms" in type(command).model_fields
         result: Submitted | None = None
         async with self.lock:
             for _ in range(self.settings.append_retries):
-                stamped = command.model_copy(update={"at_ms": now_ms()}) if stamp else command
+                stamped = command.model_copy(update={"at_ms": now_ms()})  # R12, like ``side``
                 try:
                     events, _ = execute(self.state, stamped)
                 except IllegalCommand as illegal:
@@ -335,7 +345,7 @@ class RoomRuntime:
                         await self._read_tail(time.perf_counter())
                         result = Submitted(done, duplicate=True)
                         break
-                    if await self._read_tail(time.perf_counter()):
+                    if await self._refresh():
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
                 result = await self._append(events, command_id)

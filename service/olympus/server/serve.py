@@ -57,10 +57,8 @@ def cli_serve(args: argparse.Namespace) -> int:
     # stops the embedded redis-server (which runs in its own session and would be orphaned).
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop)
-    try:
+    with contextlib.suppress(_Stopped):
         _serve(args)
-    except _Stopped:
-        pass
     return 0
 
 

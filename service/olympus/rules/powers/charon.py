@@ -16,13 +16,17 @@ class Charon(Power):
     unit = "Charon"
 
     def _ferries(self, state: GameState, move: MoveContext) -> bool:
-        if move.faction is not Faction.CHTHONIANS or self.unit not in state.positions:
-            return False
+        """Whether Charon makes ``move`` free. The rules ask this only of units of the moving
+        side that are on the board (movement.styx_cost, plan_move, legal_actions)."""
         if self.unit in move.units:
             return True
         here = state.positions[self.unit]
         near = {here} | BOARD.neighbours(here)
-        return BOARD.on_styx(here) and (move.origin in near or move.destination in near)
+        return (
+            move.faction is Faction.CHTHONIANS  # he ferries his own side only
+            and BOARD.on_styx(here)
+            and (move.origin in near or move.destination in near)
+        )
 
     def may_reveal_for_move(self, state: GameState, move: MoveContext) -> bool:
         return BOARD.crosses_styx(move.origin, move.destination) and self._ferries(state, move)

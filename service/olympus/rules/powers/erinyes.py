@@ -1,8 +1,9 @@
 """The Erinyes: alone they may not Retreat or All-out Defend (R8); attacking alone, not across
 the Styx, they may make a sneak attack: 2 Energy and 1 Honor, and one Olympian of the
 defenders' choice dies, with no combat; with Hephaestus there it is wasted and a combat follows.
+Using the power reveals them (R3, R7).
 
-Our ruling where the rules are silent: if Olympians remain after the sneak attack, the Erinyes
+Our ruling where the rules are silent (D7): if Olympians remain after the sneak attack, the Erinyes
 go back to the region they came from, so that no region holds both sides outside a combat."""
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 from .. import events as ev
 from ..board import BOARD
 from ..characters import Faction
-from ..combat import run_steps
+from ..combat import eliminate, run_steps
 from ..decision import Decision
 from ..honor import penalty
 from ..state import GameState, Maneuver, Step, StepKind
@@ -44,6 +45,8 @@ class Erinyes(Power):
         if not move.use_power or move.units != (self.unit,):
             return
         side = Faction.CHTHONIANS
+        if self.unit not in d.state.revealed:  # using a power reveals the unit (R3, R7)
+            d.emit(ev.UnitsRevealed(units=(self.unit,)))
         d.emit(ev.EnergyChanged(side, -SNEAK_ENERGY, "sneak_attack"))
         points = penalty(d.state, Action(side, move.units, "power"), "sneak_attack", SNEAK_HONOR)
         d.emit(ev.HonorChanged(side, -points, "sneak_attack"))
@@ -52,7 +55,12 @@ class Erinyes(Power):
         defenders = d.state.units_in(region, side.enemy)
         if any(u in POWERS and POWERS[u].cancels_sneak_attack(d.state) for u in defenders):
             return  # wasted: the combat follows
-        run_steps(
+        if len(defenders) == 1:
+            # No choice, and nobody left to go back from: ``meet`` ends the turn. (Through
+            # ``run_steps`` the turn would end twice: there, and again in ``meet``.)
+            eliminate(d, defenders, StepKind.REMOVE.value)
+            return
+        run_steps(  # the defenders choose their victim; the turn ends once that is settled
             d,
             [
                 Step(StepKind.REMOVE, side.enemy, region),

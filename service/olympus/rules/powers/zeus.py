@@ -79,5 +79,5 @@ class Zeus(Power):
     unit = "Zeus"
 
     def on_eliminated(self, d: Decision, region: int, cause: str) -> None:
-        if "Hera" in d.state.positions:
-            d.emit(ev.LeaderSucceeded(faction=Faction.OLYMPIANS, leader="Hera"))
+        successor = "Hera" if "Hera" in d.state.positions else None
+        d.emit(ev.LeaderSucceeded(faction=Faction.OLYMPIANS, leader=successor))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import httpx
-from harness import ServerThread, WsClient, create_game
+from service_harness import ServerThread, WsClient, create_game
 
 from olympus.rules import Faction, decode
 from olympus.store import EventStore
@@ -90,9 +90,7 @@ async def test_live_log_is_the_spectator_view(http: httpx.AsyncClient, server: S
     assert message["seq"] == 1 and message["event"]["t"] == "game_created"
     assert "token_seed" not in message["event"]  # secret until the end (R7)
     summary = (await http.get(f"/rooms/{game.room}")).json()
-    assert summary["status"] == "live" and summary["seats"] == {
-        f.value: True for f in Faction
-    }
+    assert summary["status"] == "live" and summary["seats"] == {f.value: True for f in Faction}
 
 
 async def test_health_and_metrics(http: httpx.AsyncClient) -> None:

@@ -16,6 +16,7 @@ import random
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +27,8 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from olympus.rules import Faction, GameState, decode, evolve, parse_command, random_placements
-from olympus.rules.events import Event
+from olympus.rules.events import Event, to_dict
+from olympus.rules.observation import observe_event
 from olympus.server import Settings, create_app
 from olympus.server.serve import uvicorn_config
 from olympus.store import EventStore
@@ -85,6 +87,11 @@ class ServerThread:
         self.sock.close()
         if self.thread.is_alive():
             raise RuntimeError("server did not stop")
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as it comes back from the wire (tuples as lists, enums as strings)."""
+    return json.loads(json.dumps(value))
 
 
 def decode_frame(frame: str | bytes) -> dict[str, Any]:
@@ -154,11 +161,15 @@ class WsClient:
             await asyncio.shield(self._reader)
         return self.close_code
 
+    async def wait_for(self, predicate: Callable[[], bool], timeout: float = TIMEOUT) -> None:
+        """Wait until ``predicate()`` holds (checked after each frame)."""
+        async with asyncio.timeout(timeout), self._arrived:
+            await self._arrived.wait_for(lambda: predicate() or self.closed)
+        assert predicate(), f"closed ({self.close_code}) first"
+
     async def wait_seq(self, seq: int, timeout: float = TIMEOUT) -> None:
         """Wait until this client has received message number ``seq``."""
-        async with asyncio.timeout(timeout), self._arrived:
-            await self._arrived.wait_for(lambda: self.seq >= seq or self.closed)
-        assert self.seq >= seq, f"closed at seq {self.seq} before {seq}"
+        await self.wait_for(lambda: self.seq >= seq, timeout)
 
     async def hello(self, **fields: Any) -> dict[str, Any]:
         await self.send({"type": "hello", **fields})
@@ -209,6 +220,22 @@ class Oracle:
         self.events: list[Event] = []
         self.states: list[GameState] = [self.state]  # states[k] = after k events
 
+    def observed(self, audience: Faction | None) -> list[tuple[int, dict[str, Any]]]:
+        """(event index, message) for each event ``audience`` is sent (``observe_event``)."""
+        found = []
+        for k, event in enumerate(self.events):
+            seen = observe_event(event, audience, self.states[k], self.states[k + 1])
+            if seen is not None:
+                found.append((k, jsonable(seen)))
+        return found
+
+    def messages(self, audience: Faction | None) -> list[dict[str, Any]]:
+        """What ``audience`` must have received, in order."""
+        return [message for _, message in self.observed(audience)]
+
+    def log(self) -> list[dict[str, Any]]:
+        return [jsonable(to_dict(e)) for e in self.events]
+
     async def sync(self) -> GameState:
         for stored in await self.store.read(self.room, self.state.version):
             event = decode(stored.data)
@@ -235,9 +262,11 @@ async def create_game(http: httpx.AsyncClient, **options: Any) -> Game:
     return Game(created["room"], created["epoch"], tokens)
 
 
-async def seat(ws_url: str, game: Game, faction: Faction, protocol: str = "olympus.json"):
+async def seat(
+    ws_url: str, game: Game, faction: Faction, protocol: str = "olympus.json", **hello: Any
+) -> WsClient:
     client = await WsClient.open(ws_url, protocol)
-    welcome = await client.hello(token=game.tokens[faction])
+    welcome = await client.hello(token=game.tokens[faction], **hello)
     assert welcome["type"] == "welcome", welcome
     game.seats[faction] = client
     return client
@@ -254,3 +283,21 @@ def setup_command(rng: random.Random, faction: Faction) -> dict[str, Any]:
 
 def legal_commands(actions: list[dict[str, Any]]) -> list[Any]:
     return [parse_command(a["command"]) for a in actions]
+
+
+async def live_game(
+    http: httpx.AsyncClient, ws_url: str, store: EventStore, seed: int = 1
+) -> tuple[Game, Oracle]:
+    """A game past its setup (the Chthonians to move), both seats connected from message 1."""
+    game = await create_game(http)
+    rng = random.Random(seed)
+    for faction in Faction:
+        await seat(ws_url, game, faction, last_seq=0, epoch=game.epoch)
+    for faction in Faction:
+        reply = await game.seats[faction].command("setup", setup_command(rng, faction))
+        assert reply["type"] == "ack", reply
+    oracle = Oracle(store, game.room)
+    await oracle.sync()
+    for faction in Faction:
+        await game.seats[faction].wait_seq(len(oracle.messages(faction)))
+    return game, oracle

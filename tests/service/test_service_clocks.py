@@ -1,0 +1,100 @@
+"""Clocks (R12): the service fires Timeout for missed deadlines, once, even after a restart."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+
+import httpx
+from service_harness import Game, Oracle, ServerThread, create_game, seat, setup_command
+
+from olympus.rules import Faction, Phase
+from olympus.store import EventStore
+
+
+async def until(oracle: Oracle, predicate: Callable[[], bool], timeout: float = 8.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, [e.TYPE for e in oracle.events[-8:]]
+        await asyncio.sleep(0.05)
+        await oracle.sync()
+
+
+def missed(oracle: Oracle) -> list[tuple[str, int]]:
+    """(side, due) of every DeadlineMissed, from the deadline standing just before it."""
+    found = []
+    for k, event in enumerate(oracle.events):
+        if event.TYPE == "deadline_missed":
+            side = event.faction.value
+            found.append((side, oracle.states[k].deadlines[side]["due"]))
+    return found
+
+
+async def start_playing(http: httpx.AsyncClient, ws_url: str, **clocks: int) -> Game:
+    game = await create_game(http, **clocks)
+    rng = random.Random(3)
+    for faction in Faction:
+        client = await seat(ws_url, game, faction)
+        assert (await client.command("setup", setup_command(rng, faction)))["type"] == "ack"
+    return game
+
+
+async def test_a_missed_turn_becomes_a_liturgy(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    game = await start_playing(http, server.ws_url, move_seconds=1, commit_seconds=1)
+    oracle = Oracle(store, game.room)
+    await until(oracle, lambda: len(missed(oracle)) >= 1)
+    types = [e.TYPE for e in oracle.events]
+    k = types.index("deadline_missed")
+    assert oracle.events[k].faction is Faction.CHTHONIANS and oracle.events[k].kind == "move"
+    assert "liturgy_performed" in types[k:]  # R12: a missed turn is a Liturgy
+    olympians = game.seats[Faction.OLYMPIANS]  # the opponent sees it happen
+    await olympians.wait_for(
+        lambda: any(m["event"]["t"] == "deadline_missed" for m in olympians.events())
+    )
+    assert server.services.metrics.timeouts.get("fired") >= 1
+
+
+async def test_two_processes_fire_each_deadline_once_until_forfeit(
+    http: httpx.AsyncClient,
+    server: ServerThread,
+    start_server: Callable[..., ServerThread],
+    store: EventStore,
+) -> None:
+    other = start_server()
+    game = await start_playing(
+        http, server.ws_url, move_seconds=1, commit_seconds=1, forfeit_seconds=2
+    )
+    watcher = await seat(other.ws_url, game, Faction.OLYMPIANS)  # the room is held by both
+    oracle = Oracle(store, game.room)
+    await until(oracle, lambda: oracle.state.phase is Phase.OVER)
+    [over] = [e for e in oracle.events if e.TYPE == "game_ended"]
+    assert over.reason == "forfeit"  # gone too long (R12)
+    deadlines = missed(oracle)
+    assert len(deadlines) >= 2 and len(set(deadlines)) == len(deadlines)  # each one once
+    fired = sum(s.services.metrics.timeouts.get("fired") for s in (server, other))
+    assert fired == len(deadlines)
+    await watcher.wait_for(lambda: any(m["type"] == "game_over" for m in watcher.messages))
+
+
+async def test_deadlines_survive_a_restart_with_nobody_connected(
+    http: httpx.AsyncClient,
+    server: ServerThread,
+    start_server: Callable[..., ServerThread],
+    store: EventStore,
+) -> None:
+    game = await start_playing(http, server.ws_url, move_seconds=1)
+    server.stop()  # before the deadline: its timers die with it, the sockets are closed
+    for client in game.seats.values():
+        await client.wait_closed()
+    oracle = Oracle(store, game.room)
+    await oracle.sync()
+    assert missed(oracle) == []
+
+    fresh = start_server()  # holds nothing: it must find the room in the deadline index
+    assert fresh.services.rooms == {}
+    await until(oracle, lambda: len(missed(oracle)) >= 1)
+    assert missed(oracle)[0][0] == "chthonians"

@@ -1,0 +1,55 @@
+"""A Redis that lost its last acknowledged writes (``everysec`` and a kill -9, operations.md).
+
+The loss is made exactly as it happens: the newest stream entries and their command ids are
+gone, the room and its epoch remain. A process whose cache is ahead of the store must notice,
+rebuild the room and make its sockets reconnect (4409), and a resent command must land.
+"""
+
+from __future__ import annotations
+
+import httpx
+from service_harness import ServerThread, WsClient, live_game, seat
+
+from olympus.rules import Faction
+from olympus.store import EventStore
+
+CHT = Faction.CHTHONIANS
+
+
+async def lose_writes_after(store: EventStore, room: str, version: int, command_ids: list[str]):
+    """Redis as restarted from an AOF missing its tail: the stream as it was at ``version``."""
+    keys = store.keys(room)
+    kept = (await store.read(room, 0))[:version]
+    await store.redis.delete(keys.events)  # XDEL would keep the stream's last id
+    for event in kept:
+        await store.redis.xadd(keys.events, {"e": event.data}, id=f"{event.version}-0")
+    await store.redis.hdel(keys.commands, *command_ids)
+    assert await store.version(room) == version
+
+
+async def test_a_cache_ahead_of_the_store_is_rebuilt(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    game, _ = await live_game(http, server.ws_url, store)
+    before = await store.version(game.room)
+    chthonians = game.seats[CHT]
+    assert (await chthonians.command("l1", {"type": "liturgy"}))["type"] == "ack"
+    assert await store.version(game.room) > before
+    await lose_writes_after(store, game.room, before, ["chthonians:l1"])
+
+    # The process still believes the liturgy happened (Olympians to move); the store says
+    # the Chthonians are to move. Their next command must not be refused for that.
+    await chthonians.send({"type": "command", "id": "l2", "command": {"type": "liturgy"}})
+    assert await chthonians.wait_closed() == 4409
+    assert await game.seats[Faction.OLYMPIANS].wait_closed() == 4409
+
+    again = await seat(server.ws_url, game, CHT, last_seq=0, epoch=game.epoch)
+    reply = await again.command("l2", {"type": "liturgy"})  # resent after the reconnect
+    assert reply["type"] == "ack"
+    assert await store.version(game.room) == before + 4  # one liturgy: 4 events
+    spectator = await WsClient.open(server.ws_url)
+    await spectator.hello(spectate=game.room)
+    view = (await spectator.expect("view"))["view"]
+    assert view["turn"] == "olympians" and view["turn_number"] == 2
+    for client in (again, spectator):
+        await client.close()

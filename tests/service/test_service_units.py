@@ -1,0 +1,61 @@
+"""The server's pure pieces: metrics exposition, rate limiting, feed numbering, codecs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from olympus.server.feed import Feed
+from olympus.server.metrics import Counter, Histogram, Registry
+from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
+from olympus.server.ratelimit import TokenBucket
+
+
+def test_prometheus_text_format() -> None:
+    registry = Registry()
+    commands = registry.add(Counter("x_commands_total", "Commands.", ("result",)))
+    latency = registry.add(Histogram("x_seconds", "Latency.", buckets=(0.01, 0.1)))
+    commands.inc("ok")
+    commands.inc("ok")
+    commands.inc('we"ird\n')
+    for value in (0.005, 0.05, 3.0):
+        latency.observe(value)
+    text = registry.render()
+    assert "# TYPE x_commands_total counter\n" in text
+    assert 'x_commands_total{result="ok"} 2\n' in text
+    assert 'x_commands_total{result="we\\"ird\\n"} 1\n' in text
+    assert 'x_seconds_bucket{le="0.01"} 1\n' in text
+    assert 'x_seconds_bucket{le="0.1"} 2\n' in text  # cumulative
+    assert 'x_seconds_bucket{le="+Inf"} 3\n' in text
+    assert "x_seconds_count 3\n" in text and "x_seconds_sum 3.055" in text
+
+
+def test_token_bucket_allows_bursts_and_refills() -> None:
+    bucket = TokenBucket(rate=50.0, burst=5)
+    assert [bucket.take() for _ in range(6)] == [True] * 5 + [False]
+    time.sleep(0.05)  # 2.5 tokens come back
+    assert [bucket.take() for _ in range(3)] == [True, True, False]
+
+
+def test_feed_numbers_only_what_the_audience_is_sent() -> None:
+    feed = Feed()
+    for version in (1, 2, 4, 7):  # events 3, 5 and 6 were not for this audience
+        feed.append(version, {"t": "x", "v": version})
+    assert feed.seq == 4
+    assert [feed.seq_at(v) for v in range(0, 9)] == [0, 1, 2, 2, 3, 3, 3, 4, 4]
+    third = {"type": "event", "seq": 3, "event": feed.messages[2]}
+    assert JSON.decode(feed.frame(JSON, 3)) == third
+    assert feed.frame(JSON, 3) is feed.frame(JSON, 3)  # encoded once
+
+
+def test_codecs() -> None:
+    assert choose_codec(["x", "olympus.msgpack", "olympus.json"]) == (MSGPACK, "olympus.msgpack")
+    assert choose_codec([]) == (JSON, None)
+    message = {"type": "ping", "n": [1, "é"]}
+    for codec in (JSON, MSGPACK):
+        assert codec.decode(codec.encode(message)) == message
+    for codec, frame in ((JSON, "{"), (JSON, b"{}"), (MSGPACK, b"\xc1"), (MSGPACK, "{}")):
+        with pytest.raises(ProtocolError) as refused:
+            codec.decode(frame)
+        assert refused.value.code == "bad_frame"
