@@ -5,9 +5,10 @@ every single event the folded state must be sound, every Honor change must be on
 allow, the log must replay to the very same state and every event must survive msgpack. This is
 the net under everything the scenario tests do not think of.
 
-Budget: a game of ~65 commands costs ~80 ms, mostly the bot's ``legal_actions`` calls (see
-docs/performance.md); 500 games keep this file well under a minute on the 2-core dev machine.
-``OLYMPUS_RANDOM_PLAY_SCALE=10`` multiplies the games (5,000) for a long soak run.
+Budget: a game of ~65 commands costs ~80 ms, mostly the bot's ``legal_actions`` calls, and ~0.5 s
+when every legal action of every position is tried (see docs/performance.md). 400 games plus 15
+exhaustive ones take ~45 s of CPU on the 2-core dev machine. ``OLYMPUS_RANDOM_PLAY_SCALE=10``
+multiplies every count by 10 for a long soak run.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from collections.abc import Callable, Iterable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from olympus.bots import play_random_game
+from olympus.bots import apply, play_random_game
 from olympus.rules import (
     PALACE,
     Event,
@@ -32,6 +33,7 @@ from olympus.rules import (
     decode,
     encode,
     evolve,
+    legal_actions,
     replay,
 )
 from olympus.rules import events as ev
@@ -39,8 +41,9 @@ from olympus.rules.characters import BY_NAME, LEADER, PICKED_PER_SIDE
 
 MAX_COMMANDS = 600  # random games end after ~65 commands on average; the cap is a safety net
 SCALE = float(os.environ.get("OLYMPUS_RANDOM_PLAY_SCALE", "1"))
-HYPOTHESIS_GAMES = max(1, round(300 * SCALE))
-LOOP_GAMES = max(10, round(200 * SCALE))
+HYPOTHESIS_GAMES = max(1, round(250 * SCALE))
+LOOP_GAMES = max(10, round(150 * SCALE))
+ALL_ACTIONS_GAMES = max(1, round(15 * SCALE))
 STACK_LIMIT = 4  # R6, restated here rather than imported: the test must not trust the engine
 
 
@@ -52,7 +55,8 @@ def _honor_allowed(open_combat: bool) -> dict[str, frozenset[int]]:
     - move (R4, no enemy): forward group of n −(n−1); backward −2, group of 4 −3; Dionysus
       alone −1 instead of −2; Apollo doubles his flights (backward flight −4).
     - attack (R4): a < d +2·(d−a); a > d −2·(a−d), doubled with Apollo; a = d backward −1
-      (Apollo −2, Dionysus alone 0); Open Combat: a = d earns +1 (backward: 0).
+      (Apollo −2, Dionysus alone 0); Open Combat: every a = d attack earns +1
+      (D6 in docs/rules.md).
     - combat (R8): All-out −2 and more than 4 Energy −1 (1, 2 or 3); doubled with Apollo;
       Dionysus alone: All-out −1, Energy 0.
     - retreat (R8): −2; Apollo −4; Dionysus alone −1.
@@ -160,6 +164,8 @@ def check_action(
             and e.reason in reasons[action.command.type]
         )
         assert honor == action.honor, (action, events)
+    if action.command.type == "liturgy":  # 1 Honor with an empty Energy stock, else 2
+        assert action.honor == (-1 if before.energy[side] == 0 else -2), (action, before.energy)
     if action.command.type == "move":
         styx = sum(
             e.delta for e in events if isinstance(e, ev.EnergyChanged) and e.reason == "styx"
@@ -258,3 +264,18 @@ def test_many_seeded_games_end() -> None:
     assert seen[ev.CombatStarted.TYPE] >= LOOP_GAMES // 2, seen
     for kind in (ev.UnitEliminated, ev.UnitsRetreated, ev.UnitsHidden, ev.CombatRoundStarted):
         assert seen[kind.TYPE] > 0, f"no game had {kind.TYPE}: {seen}"
+
+
+def test_every_legal_action_is_accepted() -> None:
+    """Not just the bot's pick: in every position of a few games, every action ``legal_actions``
+    offers either seat is accepted, costs what it announces and leaves a sound game."""
+
+    def try_all(before: GameState, _a: LegalAction, _e: list[Event], _s: GameState) -> None:
+        for side in Faction:
+            for other in legal_actions(before, side):
+                new, state = apply(before, other)
+                check_action(before, other, new, state)
+
+    for seed in range(ALL_ACTIONS_GAMES):
+        options = options_for(random.Random(seed + 10**6))
+        play_random_game(random.Random(seed + 10**6), options, MAX_COMMANDS, observe=try_all)

@@ -26,6 +26,7 @@ from .rules import (
     replay,
 )
 from .rules import commands as cmd
+from .rules.characters import LEADER
 
 # Relative weight of each command type (its ``type`` tag) when several are legal. Liturgy and
 # Pass are rare so that random games move units, fight and end (a Liturgy every few turns would
@@ -47,8 +48,17 @@ class EngineBug(AssertionError):
 
 
 def random_setup(rng: random.Random, faction: Faction) -> cmd.SubmitSetup:
-    """A legal sealed setup for ``faction`` (R2), drawn like the Random Setup variant's."""
-    return cmd.SubmitSetup(side=faction, placements=random_placements(rng, faction))
+    """A legal sealed setup for ``faction`` (R2).
+
+    Drawn like the Random Setup variant's, which keeps the leader next to its base; a player's
+    own setup may put it anywhere in the realm, so half the time it swaps places with another
+    unit, and games where the leader starts far forward get played too.
+    """
+    placements = random_placements(rng, faction)
+    if rng.random() < 0.5:
+        leader, other = LEADER[faction], rng.choice(sorted(set(placements) - {LEADER[faction]}))
+        placements[leader], placements[other] = placements[other], placements[leader]
+    return cmd.SubmitSetup(side=faction, placements=placements)
 
 
 def setup_commands(rng: random.Random, options: Options) -> list[cmd.Command]:

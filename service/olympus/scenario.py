@@ -233,7 +233,7 @@ def build(given: Any, where: str) -> tuple[GameState, list[ev.Event]]:
         energy=energy,
         positions=positions,
         picked=frozenset(positions) | frozenset(eliminated),
-        revealed=frozenset(revealed),
+        revealed=frozenset(revealed) | frozenset(eliminated),  # R7: eliminated units are shown
         eliminated=eliminated,
         combat=combat,
         pending=pending,

@@ -89,6 +89,10 @@ async def test_live_log_is_the_spectator_view(http: httpx.AsyncClient, server: S
     [message] = log["messages"]
     assert message["seq"] == 1 and message["event"]["t"] == "game_created"
     assert "token_seed" not in message["event"]  # secret until the end (R7)
+    snapshot = (await http.get(f"/rooms/{game.room}/view")).json()
+    assert snapshot["seq"] == 1 and snapshot["view"]["phase"] == "setup"
+    assert snapshot["view"]["setup"]["mine"] is None  # a spectator has no side
+    assert (await http.get("/rooms/nope/view")).status_code == 404
     summary = (await http.get(f"/rooms/{game.room}")).json()
     assert summary["status"] == "live" and summary["seats"] == {f.value: True for f in Faction}
 

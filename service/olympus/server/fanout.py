@@ -138,4 +138,6 @@ class Fanout:
             return
         runtime = self.registry.rooms.get(room_id)
         if runtime is not None:
-            runtime.request_catch_up()
+            data = message["data"]
+            hinted = int(data) if kind == "message" and data.isdigit() else None
+            runtime.request_catch_up(hinted)

@@ -17,12 +17,14 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
+from olympus.rules.observation import view
 from olympus.store import RoomNotFound
 
 from . import tokens
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
 from .metrics import CONTENT_TYPE
 from .registry import RoomNotReady
+from .room import RoomRuntime
 
 if TYPE_CHECKING:
     from .services import Services
@@ -141,14 +143,19 @@ async def get_room(request: Request) -> Response:
     return JSONResponse(await _services(request).lobby.summary(request.path_params["room"]))
 
 
-@_handles_errors
-async def room_log(request: Request) -> Response:
-    """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
+async def _room(request: Request) -> RoomRuntime:
     room = request.path_params["room"]
     if not tokens.is_room_id(room):
         raise RoomNotFound(room)
-    runtime = await _services(request).registry.get(room)
-    body: dict[str, Any] = {"room": room, "epoch": str(runtime.epoch), "over": runtime.over}
+    return await _services(request).registry.get(room)
+
+
+@_handles_errors
+async def room_log(request: Request) -> Response:
+    """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
+    runtime = await _room(request)
+    body: dict[str, Any] = {"room": runtime.room_id, "epoch": str(runtime.epoch)}
+    body["over"] = runtime.over
     if runtime.over:
         body["result"] = runtime.state.result
         body["events"] = runtime.full_log()
@@ -156,6 +163,20 @@ async def room_log(request: Request) -> Response:
         feed = runtime.feeds[None]
         body["messages"] = [{"seq": i + 1, "event": m} for i, m in enumerate(feed.messages)]
     return JSONResponse(body)
+
+
+@_handles_errors
+async def room_view(request: Request) -> Response:
+    """The position as a spectator sees it now (R7), and the spectators' message number."""
+    runtime = await _room(request)
+    return JSONResponse(
+        {
+            "room": runtime.room_id,
+            "epoch": str(runtime.epoch),
+            "seq": runtime.feeds[None].seq,
+            "view": view(runtime.state, None),
+        }
+    )
 
 
 async def healthz(request: Request) -> Response:
@@ -186,6 +207,7 @@ ROUTES = [
     Route("/rooms/{room}/join", join_room, methods=["POST"]),
     Route("/rooms/{room}/revoke", revoke_seat, methods=["POST"]),
     Route("/rooms/{room}/log", room_log, methods=["GET"]),
+    Route("/rooms/{room}/view", room_view, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/metrics", metrics, methods=["GET"]),
 ]

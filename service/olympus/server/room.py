@@ -257,8 +257,14 @@ class RoomRuntime:
 
     # -- reading the store ------------------------------------------------------------------
 
-    def request_catch_up(self) -> None:
-        """Read what others appended (on a hint or a fresh subscription); coalesces bursts."""
+    def request_catch_up(self, hinted: int | None = None) -> None:
+        """Read what others appended (on a hint or a fresh subscription); coalesces bursts.
+
+        ``hinted``: the version a hint announced. Already folded (our own append, usually):
+        nothing to read. The payload only ever saves a read; it is never trusted for content.
+        """
+        if hinted is not None and hinted <= self.version:
+            return
         if not self._dirty:
             self._hint_at = time.perf_counter()
         self._dirty = True

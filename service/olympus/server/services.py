@@ -65,7 +65,6 @@ class Services:
         self.secret = b""
         self.lobby: Lobby
         self._janitor: asyncio.Task[None] | None = None
-        self._background: set[asyncio.Task[Any]] = set()
         self.registry.load_hooks += [self.fanout.watch, self.clocks.on_load, self._on_load]
         self.registry.evict_hooks += [self.fanout.unwatch, self.clocks.on_evict]
         self.fanout.control_handlers.append(self._on_control)
@@ -96,12 +95,10 @@ class Services:
         self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
 
     async def stop(self) -> None:
-        tasks = [t for t in (self._janitor, *self._background) if t is not None]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
+        if self._janitor is not None:
+            self._janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
+                await self._janitor
         await self.clocks.stop()
         await self.fanout.stop()
         await self.pubsub_redis.aclose()

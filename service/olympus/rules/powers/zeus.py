@@ -13,7 +13,7 @@ from ..errors import IllegalCommand
 from ..honor import penalty
 from ..legal import POWER_ACTIONS, LegalAction
 from ..state import GameState, Step, StepKind
-from . import POWERS, register
+from . import powers_of, register
 from .base import Action, Power
 
 THUNDERBOLT_ENERGY = 6
@@ -49,12 +49,10 @@ def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
         d.emit(ev.UnitsRevealed(units=(leader,)))
     d.emit(ev.EnergyChanged(side, -THUNDERBOLT_ENERGY, "thunderbolt"))
     points = penalty(d.state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
-    if points:
-        d.emit(ev.HonorChanged(side, -points, "thunderbolt"))
+    d.emit(ev.HonorChanged(side, -points, "thunderbolt"))
     d.emit(ev.ThunderboltThrown(faction=side, thrower=leader, region=c.region))
-    for unit in d.state.units_in(c.region, side.enemy):
-        if unit in POWERS:
-            POWERS[unit].on_thunderbolt(d, c.region)
+    for power in powers_of(d.state.units_in(c.region, side.enemy)):
+        power.on_thunderbolt(d, c.region)
     if not d.check_end():
         run_steps(d, [Step(StepKind.STRUCK, side.enemy, c.region)])
 

@@ -1,0 +1,107 @@
+// The HTTP API (api.md) and what the browser keeps in localStorage: seat tokens per room and the
+// last processed position per room and audience (the resume token of protocol.md).
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.sentence) || `HTTP ${status}`);
+    this.status = status;
+    this.code = body && body.code;
+  }
+}
+
+async function call(method, path, body = undefined, token = null) {
+  const headers = { Accept: "application/json" };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  let data = null;
+  try {
+    data = await response.json();
+  } catch {
+    data = null;
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const api = {
+  createRoom: (options) => call("POST", "/rooms", options),
+  join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, side ? { side } : {}),
+  hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
+  listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),
+  room: (room) => call("GET", `/rooms/${encodeURIComponent(room)}`),
+  log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),
+};
+
+// --- localStorage ---------------------------------------------------------------------------
+
+const SEATS = "olympus.seats";
+
+function readJson(key, fallback) {
+  try {
+    const raw = localStorage.getItem(key);
+    return raw ? JSON.parse(raw) : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+function writeJson(key, value) {
+  try {
+    localStorage.setItem(key, JSON.stringify(value));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** {room: {seat, token, epoch, created}} — the seats this browser holds. */
+export function seats() {
+  return readJson(SEATS, {});
+}
+
+export function seatFor(room) {
+  return seats()[room] || null;
+}
+
+export function saveSeat(room, record) {
+  const all = seats();
+  all[room] = { ...(all[room] || {}), ...record, saved: Date.now() };
+  writeJson(SEATS, all);
+}
+
+export function forgetSeat(room) {
+  const all = seats();
+  delete all[room];
+  writeJson(SEATS, all);
+  localStorage.removeItem(snapshotKey(room, "olympians"));
+  localStorage.removeItem(snapshotKey(room, "chthonians"));
+}
+
+function snapshotKey(room, audience) {
+  return `olympus.game.${room}.${audience || "spectator"}`;
+}
+
+/** The last position this browser processed for a room and audience: {epoch, seq, model, log}. */
+export function loadSnapshot(room, audience) {
+  return readJson(snapshotKey(room, audience), null);
+}
+
+export function saveSnapshot(room, audience, snapshot) {
+  const log = snapshot.log.length > 600 ? snapshot.log.slice(-600) : snapshot.log;
+  if (!writeJson(snapshotKey(room, audience), { ...snapshot, log })) {
+    writeJson(snapshotKey(room, audience), { ...snapshot, log: log.slice(-100) });
+  }
+}
+
+export function dropSnapshot(room, audience) {
+  localStorage.removeItem(snapshotKey(room, audience));
+}
+
+export function prefs() {
+  return readJson("olympus.prefs", { numbers: false });
+}
+
+export function savePrefs(p) {
+  writeJson("olympus.prefs", p);
+}

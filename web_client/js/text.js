@@ -1,0 +1,198 @@
+// Events in plain words for the log, and the explanation of a resolved combat round.
+
+import { FACTION_NAME, MANEUVER_NAME, END_REASON, PENDING_TEXT } from "./data.js";
+import { decodeStep, unitLabel } from "./model.js";
+
+function side(faction, seat) {
+  if (seat && faction === seat) return "You";
+  return `The ${FACTION_NAME[faction] || faction}`;
+}
+
+function list(units) {
+  const labels = units.map(unitLabel);
+  if (labels.length <= 1) return labels.join("");
+  return `${labels.slice(0, -1).join(", ")} and ${labels[labels.length - 1]}`;
+}
+
+function region(r) {
+  if (r === 0) return "Tartarus (0)";
+  if (r === 35) return "the Palace (35)";
+  return `region ${r}`;
+}
+
+const HONOR_REASON = {
+  move: "for the move",
+  attack: "for the attack",
+  liturgy: "for the Liturgy",
+  combat: "for the combat commitment",
+  retreat: "for retreating",
+  thunderbolt: "for the thunderbolt",
+  base: "for enemies in the base",
+  sneak_attack: "for the sneak attack",
+};
+
+const ENERGY_REASON = {
+  styx: "to cross the Styx",
+  liturgy: "from the Liturgy",
+  combat: "committed in combat",
+  recall: "for the recall",
+  thunderbolt: "for the thunderbolt",
+  hecate: "through Hecate",
+  drain: "by Demeter's drain",
+  poseidon: "from Poseidon",
+  sneak_attack: "for the sneak attack",
+};
+
+function amount(delta, what) {
+  return `${delta > 0 ? "gain" : "lose"} ${Math.abs(delta)} ${what}`;
+}
+
+/** One event as a sentence, from `seat`'s point of view (null: neutral). */
+export function describe(e, seat = null) {
+  switch (e.t) {
+    case "game_created": {
+      const variants = [];
+      if (e.open_combat) variants.push("Open Combat");
+      if (e.random_setup) variants.push("Random Setup");
+      if (e.chthonian_honor) variants.push(`Challenge: Chthonians ${e.chthonian_honor > 0 ? "+" : ""}${e.chthonian_honor} Honor`);
+      return `Game created${variants.length ? ` (${variants.join(", ")})` : ""}.`;
+    }
+    case "setup_submitted": {
+      const who = side(e.faction, seat);
+      return `${who} sealed ${who === "You" ? "your" : "their"} setup.`;
+    }
+    case "random_setup_drawn":
+      return "The service drew both setups at random.";
+    case "setup_revealed":
+      return "Both setups are revealed: the positions are known, the identities are not.";
+    case "turn_started":
+      return `Turn ${e.number}: ${seat === e.faction ? "your move" : `the ${FACTION_NAME[e.faction]} move`}.`;
+    case "honor_changed":
+      return `${side(e.faction, seat)} ${amount(e.delta, "Honor")} ${HONOR_REASON[e.reason] || `(${e.reason})`}.`;
+    case "energy_changed":
+      return `${side(e.faction, seat)} ${amount(e.delta, "Energy")} ${ENERGY_REASON[e.reason] || `(${e.reason})`}.`;
+    case "units_revealed":
+      return `Revealed: ${list(e.units)}.`;
+    case "units_hidden":
+      return `${list(e.units.map((u) => (typeof u === "string" ? u : u.name || "a unit")))} in ${region(regionOf(e.units))} went back into hiding (new tokens).`;
+    case "units_moved": {
+      return `${side(e.faction, seat)} moved ${list(e.units)} from ${region(e.origin)} to ${region(e.destination)}${e.flight ? " (flying)" : ""}.`;
+    }
+    case "liturgy_performed": {
+      return `${side(e.faction, seat)} performed a Liturgy.`;
+    }
+    case "passed":
+      return `${side(e.faction, seat)} passed.`;
+    case "thunderbolt_thrown":
+      return `${e.thrower} threw a thunderbolt at ${region(e.region)}!`;
+    case "unit_recalled":
+      return `${e.leader} recalled ${e.unit} to Tartarus.`;
+    case "leader_succeeded":
+      if (e.leader) return `${e.leader} now leads the ${FACTION_NAME[e.faction]}.`;
+      return `The ${FACTION_NAME[e.faction]} lost their leader.`;
+    case "combat_started":
+      return `Combat in ${region(e.region)}: the ${FACTION_NAME[e.attacker]} attack${e.origin === null ? " from the air" : ` from ${region(e.origin)}`}.`;
+    case "combat_committed": {
+      const who = side(e.faction, seat);
+      if (e.maneuver) return `${who} committed ${MANEUVER_NAME[e.maneuver]} with ${e.energy} Energy (round ${e.round}).`;
+      return `${who} committed (sealed), round ${e.round}.`;
+    }
+    case "commitment_withdrawn":
+      return `${side(e.faction, seat)} may commit again (Aphrodite was revealed).`;
+    case "combat_round_resolved":
+      return explainRound(e).summary;
+    case "choice_pending": {
+      if (!e.steps.length) return "";
+      const step = decodeStep(e.steps[0]);
+      const who = side(step.side, seat);
+      return `${who} must ${PENDING_TEXT[step.kind] || step.kind}.`;
+    }
+    case "unit_eliminated":
+      return `${e.unit} ${eliminationCause(e.cause)}.`;
+    case "units_retreated":
+      return `${side(e.faction, seat)} retreated ${list(e.units)} to ${region(e.destination)}.`;
+    case "stayed_in_combat":
+      return `${side(e.faction, seat)} stayed in the combat.`;
+    case "combat_round_started":
+      return `Combat round ${e.round} begins.`;
+    case "combat_ended":
+      return `The combat in ${region(e.region)} is over.`;
+    case "clock_set":
+      return "";
+    case "deadline_missed":
+      return `${side(e.faction, seat)} missed the ${e.kind} deadline: the service acted for them.`;
+    case "game_ended": {
+      const winner = e.result === "draw" ? "The game is a draw" : `The ${FACTION_NAME[e.result]} win`;
+      return `${winner}: ${END_REASON[e.reason] || e.reason}.`;
+    }
+    default:
+      return `${e.t}`;
+  }
+}
+
+function regionOf(units) {
+  const first = units.find((u) => typeof u !== "string");
+  return first ? first.region : "?";
+}
+
+function eliminationCause(cause) {
+  switch (cause) {
+    case "remove":
+      return "was eliminated in combat";
+    case "struck":
+      return "was killed by the thunderbolt";
+    case "all_out_attack":
+      return "fell in the All-out Attack";
+    case "thanatos":
+      return "died with Thanatos";
+    case "cronus":
+      return "was eliminated by Cronus";
+    case "demeter":
+      return "left the game (Demeter met Persephone)";
+    default:
+      return `was eliminated (${cause})`;
+  }
+}
+
+/** A resolved round: who chose what, the powers, the winner and what happens now. */
+export function explainRound(e, attacker = null) {
+  const o = { maneuver: e.olympian_maneuver, energy: e.olympian_energy, power: e.olympian_power };
+  const c = { maneuver: e.chthonian_maneuver, energy: e.chthonian_energy, power: e.chthonian_power };
+  const choices = `Olympians: ${MANEUVER_NAME[o.maneuver]}, ${o.energy} Energy (power ${o.power}) · Chthonians: ${MANEUVER_NAME[c.maneuver]}, ${c.energy} Energy (power ${c.power})`;
+  const lines = [];
+  const by = { olympians: o, chthonians: c };
+  if (!e.winner) {
+    const retreating = ["olympians", "chthonians"].filter((f) => by[f].maneuver === "retreat");
+    if (retreating.length === 2) lines.push("Both sides retreat: the defender chooses its region first; nobody dies.");
+    else if (retreating.length === 1) lines.push(`The ${FACTION_NAME[retreating[0]]} retreat: nobody dies (the other side's Energy is spent all the same).`);
+    else lines.push("Nobody fought this round.");
+  } else {
+    const w = e.winner;
+    const l = w === "olympians" ? "chthonians" : "olympians";
+    const tie = by[w].power === by[l].power;
+    lines.push(`The ${FACTION_NAME[w]} win the round, ${by[w].power} against ${by[l].power}${tie ? " (ties go to the attacker)" : ""}.`);
+    if (by[l].maneuver === "retreat" && by[w].maneuver === "chase") {
+      lines.push(`The chase caught the ${FACTION_NAME[l]}: they remove one unit, and the rest may leave.`);
+    } else if (by[w].maneuver === "retreat" && by[l].maneuver === "chase") {
+      lines.push(`The ${FACTION_NAME[w]} beat the chase: they may leave, or stay and make the chasers remove a unit.`);
+    } else if (by[w].maneuver === "all_out_attack" && by[l].maneuver === "all_out_attack") {
+      lines.push("Both attacked all-out: every unit in the combat is eliminated.");
+    } else if (by[w].maneuver === "all_out_defense") {
+      lines.push("All-out Defense won: nobody dies and another round follows.");
+    } else if (by[l].maneuver === "all_out_attack") {
+      lines.push(`The All-out Attack failed: all ${FACTION_NAME[l]} units in the combat die.`);
+    } else {
+      lines.push(`The ${FACTION_NAME[l]} remove one unit of their choice.`);
+      if (by[w].maneuver === "all_out_attack" && by[l].maneuver !== "all_out_defense") {
+        lines.push(`The ${FACTION_NAME[w]} attacked all-out: all their units in the combat die at the end of the round.`);
+      }
+    }
+  }
+  for (const f of ["olympians", "chthonians"]) {
+    const costs = [];
+    if (by[f].maneuver === "all_out_attack" || by[f].maneuver === "all_out_defense") costs.push("−2 Honor for the all-out maneuver");
+    if (by[f].energy > 4) costs.push("−1 Honor for more than 4 Energy (unless a power waives it)");
+    if (costs.length) lines.push(`${FACTION_NAME[f]}: ${costs.join(", ")}.`);
+  }
+  return { summary: `Round ${e.round} resolved — ${choices}. ${lines[0] || ""}`, choices, lines, attacker };
+}
