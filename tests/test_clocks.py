@@ -62,3 +62,17 @@ def test_acting_clears_absence_and_long_absence_forfeits():
 def test_no_clock_no_deadline():
     state = started(Options())
     assert deadlines(state) == []
+
+
+def test_a_missed_setup_is_drawn_once_the_opponent_is_in():
+    state = replay(create(Options(move_seconds=30)))
+    placements = random_placements(random.Random(1), OLY)
+    _, state = execute(state, c.SubmitSetup(side=OLY, placements=placements, at_ms=5_000))
+    assert deadlines(state) == [(CHT, "setup", 35_000)]
+    _, drawn = execute(state, c.Timeout(side=CHT, at_ms=35_000, seed=9))
+    _, again = execute(state, c.Timeout(side=CHT, at_ms=35_000, seed=9))
+    assert drawn == again and drawn.phase is Phase.TURN  # the seed decides the draw
+    expected = random_placements(random.Random(9), CHT)
+    assert {u: drawn.positions[u] for u in expected} == expected
+    assert drawn.absent_since == {"chthonians": 5_000}
+    assert deadlines(drawn) == [(CHT, "move", 65_000)]

@@ -7,6 +7,7 @@ deadline; the room's optimistic concurrency makes it apply once.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 from . import commands as cmd
@@ -15,13 +16,16 @@ from .characters import Faction
 from .combat import allowed_maneuvers, first_to_commit, removal_candidates, retreat_regions, weakest
 from .decision import Decision
 from .errors import IllegalCommand
+from .setup import random_placements
 from .state import GameState, Maneuver, Options, Phase, StepKind
 
 
 def awaited(state: GameState) -> dict[Faction, tuple[str, str]]:
     """Who must act now: side → (kind, key). A new key for a side restarts its clock."""
-    if state.phase in (Phase.OVER, Phase.SETUP):
+    if state.phase is Phase.OVER:
         return {}
+    if state.phase is Phase.SETUP:  # once one side is in, the other is awaited
+        return {f: ("setup", "setup") for f in Faction if state.setups and f not in state.setups}
     turn = state.turn_number
     if state.pending:
         step = state.pending[0]
@@ -39,7 +43,7 @@ def awaited(state: GameState) -> dict[Faction, tuple[str, str]]:
 
 
 def _limit(options: Options, kind: str) -> int | None:
-    return options.move_seconds if kind == "move" else options.commit_seconds
+    return options.move_seconds if kind in ("move", "setup") else options.commit_seconds
 
 
 def schedule(d: Decision, at_ms: int, absent_since: dict[str, int]) -> None:
@@ -71,10 +75,13 @@ def deadlines(state: GameState) -> list[tuple[Faction, str, int]]:
     return [(Faction(f), d["kind"], d["due"]) for f, d in sorted(state.deadlines.items())]
 
 
-def fallback(state: GameState, side: Faction, kind: str) -> cmd.Command:
+def fallback(state: GameState, side: Faction, kind: str, seed: int) -> cmd.Command:
     """R12: a missed turn is a Liturgy (always legal); a missed commit Standard with 0 Energy
     (or the first allowed maneuver); a missed removal the weakest unit (R8); a missed retreat
-    choice stays where staying is allowed, else takes the lowest-numbered region."""
+    choice stays where staying is allowed, else takes the lowest-numbered region; a missed
+    setup is drawn as in Random Setup from the seed the service sent."""
+    if kind == "setup":
+        return cmd.SubmitSetup(side=side, placements=random_placements(random.Random(seed), side))
     if kind == "move":
         return cmd.Liturgy(side=side)
     if kind == "commit":

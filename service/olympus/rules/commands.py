@@ -96,6 +96,7 @@ class Timeout(_Command):
     """System command (R12): ``side`` missed its deadline; apply the fallback."""
 
     type: Literal["timeout"] = "timeout"
+    seed: int = Field(default=0, ge=0, lt=2**63)  # draws a missed setup (R2's Random Setup)
 
 
 Command = Annotated[

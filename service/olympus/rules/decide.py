@@ -157,7 +157,7 @@ def _judge(d: Decision, command: cmd.Command) -> None:
     handler(d, side, command)
 
 
-def _timeout(d: Decision, side: Faction, at_ms: int) -> None:
+def _timeout(d: Decision, side: Faction, at_ms: int, seed: int) -> None:
     """R12: apply the fallback of a missed deadline, or end the game for a long absence."""
     kind, since = clocks.missed(d.state, side, at_ms)
     d.emit(ev.DeadlineMissed(faction=side, kind=kind))
@@ -165,7 +165,7 @@ def _timeout(d: Decision, side: Faction, at_ms: int) -> None:
     if forfeit is not None and at_ms - since >= forfeit * 1000:
         d.emit(ev.GameEnded(result=side.enemy.value, reason="forfeit"))
     else:
-        _judge(d, clocks.fallback(d.state, side, kind))
+        _judge(d, clocks.fallback(d.state, side, kind, seed))
     clocks.schedule(d, at_ms, {**d.state.absent_since, side.value: since})
 
 
@@ -177,7 +177,7 @@ def execute(state: GameState, command: cmd.Command) -> tuple[list[ev.Event], Gam
             raise IllegalCommand("bad_timeout", "A timeout names the late side and the time.")
         if state.phase is Phase.OVER:
             raise IllegalCommand("game_over", "The game is over.")
-        _timeout(d, command.side, command.at_ms)
+        _timeout(d, command.side, command.at_ms, command.seed)
         return d.events, d.state
     _judge(d, command)
     if command.at_ms is not None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 
 from redis.asyncio import Redis
 
@@ -126,7 +127,8 @@ class Clocks:
             fields = {"room": runtime.room_id, "side": side.value, "kind": kind, "due": due}
             try:
                 result = await runtime.submit(
-                    Timeout(side=side), f"sys:timeout:{side.value}:{kind}:{due}"
+                    Timeout(side=side, seed=secrets.randbits(62)),
+                    f"sys:timeout:{side.value}:{kind}:{due}",
                 )
             except CommandRejected as rejected:
                 refused = True  # another process was first (no_deadline), or clock skew

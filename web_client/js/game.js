@@ -1,0 +1,894 @@
+// The game screen, for a seat or a spectator: it owns the connection, folds the messages into the
+// model (model.js), keeps the resume token in localStorage, and renders board, panels, the turn's
+// actions and the dialogs from (model, legal, ui). Protocol → UI mapping: docs/client.md.
+
+import { h, replace, focusKey, restoreFocus, signed } from "./dom.js";
+import { Connection } from "./connection.js";
+import { applyEvent, fromView, RawGame, unitsIn } from "./model.js";
+import { describe } from "./text.js";
+import { renderBoard } from "./board.js";
+import { api, loadSnapshot, saveSnapshot, prefs, savePrefs } from "./api.js";
+import {
+  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, enemyOf, byOrder,
+} from "./data.js";
+import {
+  TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
+  estimateHermesStep, sortNames, isPlain,
+} from "./actions.js";
+import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDialogs } from "./ui.js";
+import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
+import { renderCombatPanel } from "./combat.js";
+
+let commandCounter = 0;
+
+export class GameScreen {
+  constructor(root, { board, room, seat = null, token = null }) {
+    this.root = root;
+    this.board = board;
+    this.room = room;
+    this.seat = seat; // "olympians" | "chthonians" | null (spectator)
+    this.token = token;
+    this.model = null;
+    this.epoch = null;
+    this.log = [];
+    this.legal = [];
+    this.inflight = null;
+    this.final = null;
+    this.summary = null;
+    this.status = { state: "connecting" };
+    const p = prefs();
+    this.ui = {
+      selected: new Set(),
+      fly: false,
+      flyFor: null,
+      showNumbers: Boolean(p.numbers),
+      enemyKnows: false,
+      combatMinimized: false,
+      reportClosed: null,
+      hermes: null,
+      targeting: null,
+      tab: "log",
+      gameOverClosed: false,
+      commit: { maneuver: null, energy: 0, reveal: false, key: null },
+    };
+    this.setupDraft = seat ? new SetupDraft(room, seat, board) : null;
+    this.renderQueued = false;
+    this.saveQueued = false;
+    this.clockTimer = null;
+    this.summaryTimer = null;
+  }
+
+  get audience() {
+    return this.seat;
+  }
+
+  // --- lifecycle -----------------------------------------------------------------------------
+
+  start() {
+    const snap = loadSnapshot(this.room, this.audience);
+    if (snap && snap.model && snap.epoch) {
+      this.model = snap.model;
+      this.epoch = snap.epoch;
+      this.log = snap.log || [];
+    }
+    this.buildLayout();
+    this.conn = new Connection({
+      hello: () => this.hello(),
+      onMessage: (msg) => this.onMessage(msg),
+      onStatus: (status) => {
+        this.status = status;
+        showConnection(status, () => this.conn.reconnectNow());
+        this.queueRender();
+      },
+    });
+    this.conn.start();
+    this.clockTimer = setInterval(() => this.renderClocks(), 1000);
+    this.refreshSummary();
+    this.summaryTimer = setInterval(() => this.refreshSummary(), 4000);
+    window.olympus = this; // handy in the console and for tests
+    this.queueRender();
+  }
+
+  stop() {
+    if (this.conn) this.conn.stop();
+    clearInterval(this.clockTimer);
+    clearInterval(this.summaryTimer);
+    closeDialogs();
+    showConnection({ state: "idle" });
+    if (window.olympus === this) window.olympus = null;
+  }
+
+  hello() {
+    const msg = this.token ? { type: "hello", token: this.token } : { type: "hello", spectate: this.room };
+    if (this.model && this.epoch) {
+      msg.last_seq = this.model.seq;
+      msg.epoch = this.epoch;
+    }
+    return msg;
+  }
+
+  async refreshSummary() {
+    if (this.model && this.model.phase !== "setup" && this.summary) return;
+    try {
+      this.summary = await api.room(this.room);
+      this.queueRender();
+    } catch {
+      // the room list is a convenience; the socket is the truth
+    }
+  }
+
+  // --- messages ------------------------------------------------------------------------------
+
+  onMessage(msg) {
+    switch (msg.type) {
+      case "welcome":
+        if (this.epoch && msg.epoch !== this.epoch) {
+          this.log = [];
+        }
+        this.epoch = msg.epoch;
+        if (msg.seat !== this.seat && this.seat !== null) console.warn("seat mismatch", msg.seat, this.seat);
+        if (!msg.resumed) {
+          this.model = null; // a view follows
+          this.legal = [];
+        }
+        if (this.inflight) this.conn.send({ type: "command", id: this.inflight.id, command: this.inflight.command });
+        break;
+      case "view":
+        this.model = fromView(msg.view, msg.seq);
+        this.legal = [];
+        this.log.push({ seq: msg.seq, text: `Position loaded (message ${msg.seq}).`, t: "view" });
+        break;
+      case "event":
+        this.onEvent(msg);
+        break;
+      case "legal":
+        if (this.model && msg.seq === this.model.seq) this.legal = msg.actions;
+        break;
+      case "ack":
+        if (this.inflight && this.inflight.id === msg.id) this.inflight = null;
+        break;
+      case "error":
+        if (this.inflight && msg.id === this.inflight.id) this.inflight = null;
+        if (msg.code !== "rate_limited") toast(msg.sentence || msg.code, "error");
+        break;
+      case "game_over":
+        this.onGameOver(msg);
+        break;
+      default:
+        break;
+    }
+    this.queueRender();
+    this.queueSave();
+  }
+
+  onEvent(msg) {
+    if (!this.model) return;
+    if (msg.seq <= this.model.seq) return;
+    const e = msg.event;
+    const before = { turn: this.model.turn_number, round: this.model.combat && this.model.combat.round, combat: Boolean(this.model.combat) };
+    applyEvent(this.model, e);
+    this.model.seq = msg.seq;
+    this.legal = [];
+    const text = describe(e, this.seat);
+    if (text) this.log.push({ seq: msg.seq, text, t: e.t });
+    if (e.t === "turn_started" || e.t === "combat_started" || e.t === "setup_revealed") {
+      this.ui.selected.clear();
+      this.ui.hermes = null;
+      this.ui.targeting = null;
+    }
+    if (e.t === "combat_started") {
+      this.ui.combatMinimized = false;
+      this.ui.reportClosed = null;
+    }
+    if (e.t === "combat_round_resolved" || e.t === "combat_round_started" || e.t === "combat_started" || e.t === "commitment_withdrawn") {
+      this.ui.commit = { maneuver: null, energy: 0, reveal: false, key: null };
+    }
+    if (e.t === "game_ended") this.ui.gameOverClosed = false;
+    void before;
+  }
+
+  onGameOver(msg) {
+    const game = new RawGame();
+    let reason = null;
+    for (const e of msg.log || []) {
+      game.apply(e);
+      if (e.t === "game_ended") reason = e.reason;
+    }
+    this.final = { model: game.model(), result: msg.result, reason, events: msg.log };
+    if (this.model) {
+      this.model.phase = "over";
+      this.model.result = msg.result;
+      this.model.reason = reason;
+    }
+  }
+
+  queueSave() {
+    if (this.saveQueued) return;
+    this.saveQueued = true;
+    setTimeout(() => {
+      this.saveQueued = false;
+      if (this.model && this.epoch) saveSnapshot(this.room, this.audience, { epoch: this.epoch, seq: this.model.seq, model: this.model, log: this.log });
+    }, 0);
+  }
+
+  // --- commands ------------------------------------------------------------------------------
+
+  send(command) {
+    if (this.inflight) {
+      toast("Still waiting for the server to take your last command…", "info", 2500);
+      return false;
+    }
+    commandCounter += 1;
+    const id = `c${Date.now().toString(36)}-${commandCounter}`;
+    this.inflight = { id, command };
+    this.conn.send({ type: "command", id, command });
+    this.ui.selected.clear();
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    this.queueRender();
+    return true;
+  }
+
+  async confirmCost(what, honor, energy) {
+    if (honor >= 0 && !(energy > 0)) return true;
+    const parts = [];
+    if (honor < 0) parts.push(`lose ${-honor} Honor`);
+    if (energy > 0) parts.push(`spend ${energy} Energy`);
+    return confirmDialog({
+      title: honor < 0 ? "This costs Honor" : "This costs Energy",
+      body: `${what}: you will ${parts.join(" and ")}. Your Honor is ${this.model.honor[this.seat]}${honor < 0 ? ` and will be ${this.model.honor[this.seat] + honor}` : ""}.`,
+      ok: "Yes, do it",
+      cancel: "No",
+    });
+  }
+
+  async playMove(action) {
+    const c = action.command;
+    const d = describeVariant(action, this.model);
+    const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})`;
+    if (!(await this.confirmCost(what, action.honor, action.energy))) return;
+    this.send(c);
+  }
+
+  // --- what I may do now ---------------------------------------------------------------------
+
+  get myTurnActions() {
+    return this.legal.filter((a) => TURN_TYPES.has(a.command.type));
+  }
+
+  get myCommits() {
+    return this.legal.filter((a) => a.command.type === "commit");
+  }
+
+  get myChoices() {
+    return this.legal.filter((a) => ["remove_unit", "retreat", "stay"].includes(a.command.type));
+  }
+
+  onUnit(u) {
+    if (!this.model || this.model.phase === "setup") return;
+    if (!this.myTurnActions.length || this.inflight) return;
+    if (u.side !== this.seat || !u.name) return;
+    const movable = movableUnits(this.legal);
+    if (!movable.has(u.name)) {
+      toast(`${u.name} cannot move now.`, "info", 2500);
+      return;
+    }
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    const sel = this.ui.selected;
+    const selRegion = sel.size ? this.model.units.find((x) => x.name === [...sel][0]).region : null;
+    if (sel.has(u.name)) sel.delete(u.name);
+    else if (selRegion !== null && selRegion !== u.region) {
+      sel.clear();
+      sel.add(u.name);
+    } else sel.add(u.name);
+    // flight mode: on by default for a revealed flier
+    if (sel.size === 1) {
+      const only = [...sel][0];
+      const unit = this.model.units.find((x) => x.name === only);
+      if (this.ui.flyFor !== only) {
+        this.ui.fly = Boolean(BY_NAME[only].flier && unit && unit.revealed);
+        this.ui.flyFor = only;
+      }
+    }
+    this.queueRender();
+  }
+
+  currentMoves() {
+    if (!this.ui.selected.size) return [];
+    return movesOf(this.legal, sortNames(this.ui.selected));
+  }
+
+  /** Map(region → {honor, energy, attack, kind, label, badge}) for the board. */
+  boardDestinations() {
+    const map = new Map();
+    if (!this.model || this.inflight) return map;
+    const m = this.model;
+    // choices of a combat step: retreat regions
+    for (const a of this.myChoices) {
+      if (a.command.type === "retreat") {
+        map.set(a.command.region, { honor: a.honor, energy: 0, kind: "retreat", label: `Retreat to region ${a.command.region} (${costLine(a.honor, 0)})`, action: a });
+      }
+    }
+    if (map.size) return map;
+    if (this.ui.targeting === "thunderbolt") {
+      for (const a of this.myTurnActions.filter((x) => x.command.type === "thunderbolt")) {
+        const r = a.command.region;
+        map.set(r, { honor: a.honor, energy: a.energy, attack: true, kind: "thunderbolt", label: `Throw a thunderbolt at region ${r} (${costLine(a.honor, a.energy)})`, action: a });
+      }
+      return map;
+    }
+    if (this.ui.hermes) {
+      for (const [r, d] of this.hermesNext()) map.set(r, d);
+      return map;
+    }
+    const moves = this.currentMoves();
+    const dests = destinations(moves, { fly: this.ui.fly });
+    for (const [to, d] of dests) {
+      const p = d.primary;
+      const enemies = unitsIn(m, to).filter((u) => u.side !== this.seat).length;
+      const many = d.variants.length > 1 || stepMovesOf(this.legal, sortNames(this.ui.selected)).some((x) => x.command.to === to);
+      map.set(to, {
+        honor: p.honor,
+        energy: p.energy,
+        attack: enemies > 0,
+        kind: p.command.fly ? "fly" : "move",
+        badge: `${costBadge(p.honor, p.energy)}${many ? " …" : ""}`,
+        label: `${enemies ? "Attack" : "Move to"} region ${to}${enemies ? ` (${enemies} enem${enemies > 1 ? "ies" : "y"})` : ""}: ${costLine(p.honor, p.energy)}${many ? "; more options" : ""}`,
+        variants: d.variants,
+      });
+    }
+    return map;
+  }
+
+  hermesNext() {
+    const hm = this.ui.hermes;
+    const out = new Map();
+    const path = [hm.base.command.to, ...hm.steps];
+    const last = path[path.length - 1];
+    if (unitsIn(this.model, last).length) return out; // he stops where he meets anyone
+    if (hm.steps.length === 0) {
+      for (const a of stepMovesOf(this.legal, ["Hermes"])) {
+        if (a.command.to !== hm.base.command.to || !sameVariant(a.command, hm.base.command)) continue;
+        const step = a.command.steps[0];
+        const honor = a.honor - hm.base.honor;
+        const energy = a.energy - hm.base.energy;
+        const attack = unitsIn(this.model, step).some((u) => u.side !== this.seat);
+        out.set(step, { honor, energy, attack, kind: "step", badge: costBadge(honor, energy), label: `Hermes steps on to region ${step}: ${costLine(honor, energy)}`, step });
+      }
+      return out;
+    }
+    const origin = this.model.units.find((u) => u.name === "Hermes").region;
+    for (const n of this.board.neighbours[last]) {
+      if (n === origin && path.length > 0 && false) continue;
+      const est = estimateHermesStep(this.board, this.model, last, n);
+      if (this.model.energy[this.seat] - hm.energy < est.energy) continue;
+      if (unitsIn(this.model, n).filter((u) => u.side === this.seat).length >= 4) continue;
+      out.set(n, { ...est, kind: "step", badge: `≈${costBadge(est.honor, est.energy)}`, label: `Hermes steps on to region ${n}: about ${costLine(est.honor, est.energy)} (the server judges)`, step: n });
+    }
+    return out;
+  }
+
+  async onDestination(region) {
+    const d = this.boardDestinations().get(region);
+    if (!d) return;
+    if (d.kind === "retreat") {
+      if (!(await this.confirmCost(`Retreat to region ${region}`, d.honor, 0))) return;
+      this.send(d.action.command);
+      return;
+    }
+    if (d.kind === "thunderbolt") {
+      if (!(await this.confirmCost(`Thunderbolt on region ${region}`, d.honor, d.energy))) return;
+      this.send(d.action.command);
+      return;
+    }
+    if (d.kind === "step") {
+      const hm = this.ui.hermes;
+      hm.steps.push(region);
+      hm.honor += d.honor;
+      hm.energy += d.energy;
+      this.queueRender();
+      return;
+    }
+    // an ordinary move: one variant, or a choice among them
+    const names = sortNames(this.ui.selected);
+    const variants = d.variants;
+    const steps = names.length === 1 && names[0] === "Hermes" ? stepMovesOf(this.legal, names).filter((a) => a.command.to === region) : [];
+    if (variants.length === 1 && !steps.length) {
+      await this.playMove(variants[0]);
+      return;
+    }
+    const options = variants.map((a) => {
+      const dv = describeVariant(a, this.model);
+      return { label: dv.label, cost: dv.cost, value: { kind: "move", action: a } };
+    });
+    if (steps.length) {
+      const base = variants.find((a) => isPlain(a.command)) || variants[0];
+      options.push({ label: "Keep going: Hermes takes further steps (this reveals him)", cost: "each step is charged on its own", value: { kind: "hermes", base } });
+    }
+    const chosen = await chooseDialog({ title: `${names.join(", ")} → region ${region}`, intro: "Choose how:", options });
+    if (!chosen) return;
+    if (chosen.kind === "move") await this.playMove(chosen.action);
+    else {
+      this.ui.hermes = { base: chosen.base, steps: [], honor: chosen.base.honor, energy: chosen.base.energy };
+      this.queueRender();
+    }
+  }
+
+  async finishHermes() {
+    const hm = this.ui.hermes;
+    if (!hm) return;
+    const command = { ...hm.base.command, steps: [...hm.steps] };
+    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}`;
+    if (!(await this.confirmCost(what, hm.honor, hm.energy))) return;
+    this.send(command);
+  }
+
+  async liturgy() {
+    const a = this.myTurnActions.find((x) => x.command.type === "liturgy");
+    if (!a) return;
+    const ok = await confirmDialog({
+      title: "Perform a Liturgy?",
+      body: `You gain 6 Energy and lose ${-a.honor} Honor (Honor ${this.model.honor[this.seat]} → ${this.model.honor[this.seat] + a.honor}). It takes your whole turn.`,
+      ok: "Perform the Liturgy",
+    });
+    if (ok) this.send(a.command);
+  }
+
+  async pass() {
+    const a = this.myTurnActions.find((x) => x.command.type === "pass");
+    if (a && (await confirmDialog({ title: "Pass?", body: "All your units are in Tartarus: you may do nothing this turn.", ok: "Pass" }))) this.send(a.command);
+  }
+
+  async recall() {
+    const recalls = this.myTurnActions.filter((x) => x.command.type === "recall");
+    const chosen = await chooseDialog({
+      title: "Recall a fallen comrade to Tartarus",
+      intro: "Instead of moving, your leader brings one eliminated unit back (10 Energy).",
+      options: recalls.map((a) => ({ label: `${a.command.unit} (strength ${BY_NAME[a.command.unit].strength})`, cost: costLine(a.honor, a.energy), detail: BY_NAME[a.command.unit].power, value: a })),
+    });
+    if (chosen) this.send(chosen.command);
+  }
+
+  async choose(action) {
+    const c = action.command;
+    if (c.type === "retreat" && !(await this.confirmCost(`Retreat to region ${c.region}`, action.honor, 0))) return;
+    this.send(c);
+  }
+
+  commit(action) {
+    this.send(action.command);
+  }
+
+  // --- rendering -----------------------------------------------------------------------------
+
+  buildLayout() {
+    this.els = {
+      status: h("section", { id: "status-panel", class: "panel", "aria-label": "Honor, Energy and turn" }),
+      actions: h("section", { id: "action-panel", class: "panel", "aria-label": "Your actions", "aria-live": "polite" }),
+      tabs: h("div", { class: "tabs", role: "tablist" }),
+      tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel" }),
+      boardHolder: h("div", { id: "board-holder" }),
+      tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
+      combat: h("div", { id: "combat-holder" }),
+      overlay: h("div", { id: "overlay-holder" }),
+    };
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "game", id: "game" },
+        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.tools, this.els.boardHolder),
+        h("aside", { class: "side" }, this.els.status, this.els.actions, this.els.tabs, this.els.tab),
+        this.els.combat,
+        this.els.overlay,
+      ),
+    );
+    setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}` : "spectating"}`);
+  }
+
+  queueRender() {
+    if (this.renderQueued) return;
+    this.renderQueued = true;
+    requestAnimationFrame(() => {
+      this.renderQueued = false;
+      this.render();
+    });
+  }
+
+  render() {
+    const key = focusKey();
+    const m = this.model;
+    const game = document.getElementById("game");
+    if (!game) return;
+    game.dataset.seat = this.seat || "spectator";
+    game.dataset.phase = m ? m.phase : "loading";
+    game.dataset.seq = m ? String(m.seq) : "0";
+    game.dataset.turnNumber = m ? String(m.turn_number) : "0";
+    game.dataset.turn = m ? m.turn : "";
+    game.dataset.myTurn = this.myTurnActions.length ? "true" : "false";
+    game.dataset.inflight = this.inflight ? "true" : "false";
+    game.dataset.combat = m && m.combat ? "true" : "false";
+    game.dataset.connection = this.status.state;
+    this.renderTools();
+    this.renderBoardArea();
+    this.renderStatus();
+    this.renderActions();
+    this.renderTabs();
+    replace(this.els.combat, m && m.phase !== "setup" ? renderCombatPanel(this) : "");
+    this.renderOverlay();
+    restoreFocus(key);
+  }
+
+  renderTools() {
+    const toggle = (id, label, pressed, onclick, title) =>
+      h("button", { type: "button", id, class: "toggle", "aria-pressed": pressed ? "true" : "false", title, onclick }, label);
+    replace(
+      this.els.tools,
+      toggle("toggle-numbers", "# Region numbers", this.ui.showNumbers, () => {
+        this.ui.showNumbers = !this.ui.showNumbers;
+        savePrefs({ ...prefs(), numbers: this.ui.showNumbers });
+        this.queueRender();
+      }, "Show the region numbers used in the log"),
+      this.seat
+        ? toggle("toggle-enemy-knows", "👁 What the enemy knows", this.ui.enemyKnows, () => {
+            this.ui.enemyKnows = !this.ui.enemyKnows;
+            this.queueRender();
+          }, "Mark which of your units the enemy can identify")
+        : null,
+      this.final ? h("span", { class: "tool-note" }, "Final position, everything revealed") : null,
+    );
+  }
+
+  boardModel() {
+    if (this.final && (this.model ? this.model.phase === "over" : true)) return this.final.model;
+    return this.model;
+  }
+
+  renderBoardArea() {
+    const m = this.model;
+    if (!m) {
+      replace(this.els.boardHolder, h("p", { class: "loading" }, "Waiting for the position…"));
+      return;
+    }
+    let opts;
+    if (m.phase === "setup") {
+      opts = setupBoardOptions(this);
+    } else {
+      const fullInfo = Boolean(this.final && m.phase === "over");
+      const highlight = new Set();
+      for (const name of this.ui.selected) {
+        const u = m.units.find((x) => x.name === name);
+        if (u) highlight.add(u.region);
+      }
+      if (this.ui.hermes) highlight.add([this.ui.hermes.base.command.to, ...this.ui.hermes.steps].at(-1));
+      opts = {
+        board: this.board,
+        model: this.boardModel(),
+        seat: fullInfo ? this.seat || null : this.seat,
+        selected: this.ui.selected,
+        destinations: this.boardDestinations(),
+        onUnit: this.seat && !fullInfo ? (u) => this.onUnit(u) : null,
+        onDestination: (r) => this.onDestination(r),
+        showNumbers: this.ui.showNumbers,
+        enemyKnows: this.ui.enemyKnows,
+        highlight,
+      };
+    }
+    replace(this.els.boardHolder, renderBoard(opts));
+  }
+
+  renderStatus() {
+    const m = this.model;
+    if (!m) {
+      replace(this.els.status, h("p", {}, "Connecting…"));
+      return;
+    }
+    const rows = FACTIONS.map((f) =>
+      h(
+        "div",
+        { class: ["score", `side-${f}`, m.turn === f && m.phase !== "setup" && m.phase !== "over" ? "active" : null], dataset: { side: f } },
+        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`),
+        h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
+        h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
+        h("span", { class: "clock", dataset: { clockSide: f } }),
+      ),
+    );
+    replace(this.els.status, h("div", { id: "turn-indicator", class: "turn-indicator", dataset: { turn: m.turn, phase: m.phase } }, this.turnText()), ...rows, this.variantLine());
+    this.renderClocks();
+  }
+
+  variantLine() {
+    const o = this.model.options || {};
+    const bits = [];
+    if (o.open_combat) bits.push("Open Combat");
+    if (o.random_setup) bits.push("Random Setup");
+    if (o.chthonian_honor) bits.push(`Challenge: Chthonians ${signed(o.chthonian_honor)} Honor`);
+    if (o.move_seconds) bits.push(`${o.move_seconds}s per move`);
+    if (o.commit_seconds) bits.push(`${o.commit_seconds}s per commitment`);
+    return bits.length ? h("p", { class: "variants" }, bits.join(" · ")) : null;
+  }
+
+  turnText() {
+    const m = this.model;
+    if (m.phase === "over") {
+      const res = this.final ? this.final.result : m.result;
+      if (res === "draw") return "Game over: a draw";
+      return `Game over: the ${FACTION_NAME[res]} win${this.seat ? (res === this.seat ? " — you won!" : " — you lost") : ""}`;
+    }
+    if (m.phase === "setup") return "Setup";
+    if (m.combat) return `Turn ${m.turn_number} · Combat in region ${m.combat.region}, round ${m.combat.round}`;
+    if (this.seat && m.turn === this.seat) return `Turn ${m.turn_number} · Your turn`;
+    return `Turn ${m.turn_number} · The ${FACTION_NAME[m.turn]} move`;
+  }
+
+  renderClocks() {
+    const m = this.model;
+    if (!m || !this.els) return;
+    for (const el of this.els.status.querySelectorAll("[data-clock-side]")) {
+      const d = m.deadlines && m.deadlines[el.dataset.clockSide];
+      if (!d || !d.due || m.phase === "over") {
+        el.textContent = "";
+        continue;
+      }
+      const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
+      el.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} to ${d.kind === "commit" ? "commit" : d.kind === "move" ? "move" : "choose"}`;
+      el.classList.toggle("urgent", left < 15);
+    }
+  }
+
+  renderActions() {
+    const m = this.model;
+    const el = this.els.actions;
+    if (!m) {
+      replace(el, "");
+      return;
+    }
+    if (m.phase === "setup") {
+      replace(el, renderSetupPanel(this));
+      return;
+    }
+    if (!this.seat) {
+      replace(el, h("p", { class: "hint" }, h("strong", {}, "Spectating. "), "You see what a neutral onlooker sees: positions, revealed units, no sealed choice."));
+      return;
+    }
+    if (m.phase === "over") {
+      replace(el, h("p", {}, "The game is over.", " ", h("a", { href: `#/replay/${this.room}` }, "Replay it step by step")));
+      return;
+    }
+    if (this.inflight) {
+      replace(el, h("p", { class: "hint", id: "sending" }, "Sending your command…"));
+      return;
+    }
+    const turn = this.myTurnActions;
+    if (!turn.length) {
+      let text;
+      if (m.combat) text = "Combat! See the combat panel.";
+      else if (m.pending && m.pending.side === this.seat) text = "Make your choice in the panel.";
+      else if (m.pending) text = `Waiting for the ${FACTION_NAME[m.pending.side]} to choose…`;
+      else text = `Waiting for the ${FACTION_NAME[m.turn]} to move…`;
+      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text));
+      return;
+    }
+    const parts = [h("h2", { id: "your-turn" }, "Your turn")];
+    if (this.ui.hermes) {
+      const hm = this.ui.hermes;
+      const path = [hm.base.command.to, ...hm.steps];
+      parts.push(
+        h("p", {}, `Hermes' path: ${hm.base.command.to === path[0] ? "" : ""}${path.join(" → ")} (so far ${costLine(hm.honor, hm.energy)}). Choose the next step on the board, or stop.`),
+        h(
+          "div",
+          { class: "button-row" },
+          h("button", { type: "button", id: "btn-hermes-finish", class: "primary", onclick: () => this.finishHermes() }, `Stop in region ${path.at(-1)} and end the move`),
+          hm.steps.length ? h("button", { type: "button", class: "secondary", onclick: () => { const r = hm.steps.pop(); void r; this.recomputeHermes(); this.queueRender(); } }, "Undo last step") : null,
+          h("button", { type: "button", class: "secondary", onclick: () => { this.ui.hermes = null; this.queueRender(); } }, "Cancel"),
+        ),
+      );
+      replace(el, ...parts);
+      return;
+    }
+    if (this.ui.targeting === "thunderbolt") {
+      parts.push(
+        h("p", {}, "Choose the region to strike (highlighted on the board)."),
+        h("button", { type: "button", class: "secondary", onclick: () => { this.ui.targeting = null; this.queueRender(); } }, "Cancel the thunderbolt"),
+      );
+      replace(el, ...parts);
+      return;
+    }
+    const sel = sortNames(this.ui.selected);
+    if (sel.length) {
+      const moves = this.currentMoves();
+      parts.push(h("p", { id: "selection" }, `Selected: ${sel.join(", ")}. `, moves.length ? "Choose a highlighted destination (its Honor and Energy cost is shown)." : "These units cannot move together."));
+      if (hasFlights(moves)) {
+        const flier = sel[0];
+        const unit = m.units.find((u) => u.name === flier);
+        parts.push(
+          h(
+            "label",
+            { class: "check" },
+            h("input", { type: "checkbox", id: "fly-toggle", checked: this.ui.fly, onchange: (e) => { this.ui.fly = e.target.checked; this.queueRender(); } }),
+            ` Fly (any region${unit && unit.revealed ? "" : `; reveals ${flier}`})`,
+          ),
+        );
+      }
+      parts.push(h("button", { type: "button", class: "secondary", id: "btn-clear", onclick: () => { this.ui.selected.clear(); this.queueRender(); } }, "Clear selection"));
+    } else {
+      parts.push(h("p", { class: "hint" }, "Select one of your units (click it, or Tab to it and press Enter). Select more units of the same region to move them as a group."));
+    }
+    const buttons = [];
+    const lit = turn.find((a) => a.command.type === "liturgy");
+    if (lit) buttons.push(h("button", { type: "button", id: "btn-liturgy", onclick: () => this.liturgy() }, `Liturgy (Energy +6, Honor ${signed(lit.honor)})`));
+    if (turn.some((a) => a.command.type === "pass")) buttons.push(h("button", { type: "button", id: "btn-pass", onclick: () => this.pass() }, "Pass"));
+    const bolts = turn.filter((a) => a.command.type === "thunderbolt");
+    if (bolts.length) buttons.push(h("button", { type: "button", id: "btn-thunderbolt", onclick: () => { this.ui.selected.clear(); this.ui.targeting = "thunderbolt"; this.queueRender(); } }, `Thunderbolt (Energy −${bolts[0].energy}, Honor ${signed(bolts[0].honor)})`));
+    if (turn.some((a) => a.command.type === "recall")) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, "Recall a fallen comrade (Energy −10)"));
+    parts.push(h("div", { class: "button-row", role: "group", "aria-label": "Other actions" }, buttons));
+    replace(el, ...parts);
+  }
+
+  recomputeHermes() {
+    const hm = this.ui.hermes;
+    hm.honor = hm.base.honor;
+    hm.energy = hm.base.energy;
+    const steps = hm.steps;
+    hm.steps = [];
+    for (const r of steps) {
+      const d = this.hermesNext().get(r);
+      if (!d) break;
+      hm.steps.push(r);
+      hm.honor += d.honor;
+      hm.energy += d.energy;
+    }
+  }
+
+  renderTabs() {
+    const tabs = [
+      ["log", "Log"],
+      ["characters", "Characters"],
+      ["honor", "Honor table"],
+    ];
+    replace(
+      this.els.tabs,
+      tabs.map(([id, label]) =>
+        h("button", {
+          type: "button",
+          role: "tab",
+          id: `tab-${id}`,
+          "aria-selected": this.ui.tab === id ? "true" : "false",
+          "aria-controls": "tab-panel",
+          class: "tab",
+          onclick: () => {
+            this.ui.tab = id;
+            this.queueRender();
+          },
+        }, label),
+      ),
+    );
+    const panel = this.els.tab;
+    const atBottom = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 30;
+    if (this.ui.tab === "log") {
+      replace(panel, h("ol", { class: "log", id: "event-log", "aria-label": "Event log" }, this.log.slice(-400).map((l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text))));
+      if (atBottom || this.ui.logStick !== false) panel.scrollTop = panel.scrollHeight;
+    } else if (this.ui.tab === "characters") {
+      replace(panel, renderCharacters(this));
+    } else {
+      replace(panel, renderHonorTable());
+    }
+  }
+
+  renderOverlay() {
+    const m = this.model;
+    if (!m || m.phase !== "over" || this.ui.gameOverClosed) {
+      replace(this.els.overlay, "");
+      return;
+    }
+    const res = this.final ? this.final.result : m.result;
+    const reason = (this.final && this.final.reason) || m.reason;
+    const title = res === "draw" ? "A draw" : `The ${FACTION_NAME[res]} win`;
+    const mine = this.seat ? (res === "draw" ? "Nobody wins." : res === this.seat ? "You won!" : "You lost.") : "";
+    const fm = this.final ? this.final.model : null;
+    const rosters = FACTIONS.map((f) => {
+      const picked = fm ? fm.picked.filter((n) => BY_NAME[n].side === f) : [];
+      return h(
+        "div",
+        { class: ["roster", `side-${f}`] },
+        h("h3", {}, FACTION_NAME[f]),
+        h(
+          "ul",
+          {},
+          CHARACTERS.filter((c) => c.side === f).map((c) => {
+            const state = !fm ? "" : fm.eliminated.includes(c.name) ? "eliminated" : picked.includes(c.name) ? (fm.units.find((u) => u.name === c.name) ? `region ${fm.units.find((u) => u.name === c.name).region}` : "") : "not picked";
+            return h("li", { class: state === "eliminated" ? "eliminated" : state === "not picked" ? "not-picked" : "" }, `${c.name} (${c.strength})`, state ? h("span", { class: "tag" }, ` — ${state}`) : "");
+          }),
+        ),
+      );
+    });
+    replace(
+      this.els.overlay,
+      h(
+        "div",
+        { class: "overlay", role: "dialog", "aria-modal": "false", "aria-labelledby": "gameover-title", id: "game-over" },
+        h("h2", { id: "gameover-title" }, `Game over: ${title}`),
+        h("p", { class: "big" }, mine, " ", reason ? `(${END_REASON[reason] || reason})` : ""),
+        fm ? h("p", {}, "Everything is revealed now: every unit is named on the board.") : h("p", {}, "Waiting for the full log…"),
+        h("div", { class: "rosters" }, rosters),
+        h(
+          "div",
+          { class: "button-row" },
+          h("button", { type: "button", id: "btn-close-gameover", onclick: () => { this.ui.gameOverClosed = true; this.queueRender(); } }, "Look at the board"),
+          h("a", { class: "button", href: `#/replay/${this.room}`, id: "link-replay" }, "Replay step by step"),
+          h("a", { class: "button secondary", href: "#/" }, "Back to the lobby"),
+        ),
+      ),
+    );
+  }
+}
+
+function sameVariant(a, b) {
+  return Boolean(a.fly) === Boolean(b.fly) && Boolean(a.use_power) === Boolean(b.use_power) && (a.reveal || []).join() === (b.reveal || []).join();
+}
+
+function costBadge(honor, energyPaid) {
+  const parts = [];
+  if (honor) parts.push(`H${signed(honor)}`);
+  if (energyPaid) parts.push(`E${signed(-energyPaid)}`);
+  return parts.length ? parts.join(" ") : "free";
+}
+
+function renderCharacters(screen) {
+  const m = screen.final ? screen.final.model : screen.model;
+  const seat = screen.seat;
+  const order = seat ? [seat, enemyOf(seat)] : FACTIONS;
+  const onBoard = new Map(m.units.filter((u) => u.name).map((u) => [u.name, u]));
+  return h(
+    "div",
+    { class: "characters" },
+    order.map((f) => {
+      const mine = seat === f;
+      return h(
+        "section",
+        { class: ["roster", `side-${f}`], "aria-label": `${FACTION_NAME[f]} characters` },
+        h("h3", {}, `${mine ? "Your" : seat ? "Enemy" : "The"} ${FACTION_NAME[f]}`),
+        h(
+          "ul",
+          { class: "character-list" },
+          CHARACTERS.filter((c) => c.side === f).map((c) => {
+            let tag = "";
+            let cls = "";
+            if (m.eliminated.includes(c.name)) {
+              tag = "eliminated";
+              cls = "eliminated";
+            } else if ((mine || m.fullInfo) && m.picked && m.picked.length) {
+              if (m.picked.includes(c.name)) tag = onBoard.has(c.name) ? `picked · region ${onBoard.get(c.name).region}` : "picked";
+              else {
+                tag = "not picked";
+                cls = "not-picked";
+              }
+            } else if (onBoard.has(c.name)) {
+              tag = `revealed · region ${onBoard.get(c.name).region}`;
+            }
+            const flags = [c.leader ? "leader" : "", c.flier ? "flies" : "", c.male ? "male" : ""].filter(Boolean).join(", ");
+            return h(
+              "li",
+              { class: ["character", cls], dataset: { name: c.name, state: tag.split(" ")[0] || "unknown" } },
+              h("div", { class: "character-head" }, h("strong", {}, c.name), ` ${c.strength}`, flags ? h("span", { class: "flags" }, ` (${flags})`) : "", tag ? h("span", { class: "tag" }, ` — ${tag}`) : ""),
+              h("div", { class: "power" }, c.power),
+            );
+          }),
+        ),
+      );
+    }),
+  );
+}
+
+function renderHonorTable() {
+  return h(
+    "div",
+    { class: "honor-table" },
+    h("table", {}, h("caption", {}, "What costs or earns Honor"), h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Action"), h("th", { scope: "col" }, "Honor"))), h("tbody", {}, HONOR_TABLE.map(([a, b]) => h("tr", {}, h("td", {}, a), h("td", {}, b))))),
+    h("p", { class: "hint" }, HONOR_NOTE),
+    h("p", { class: "hint" }, "Energy: crossing the Styx costs 2 (free for a flight, or with Charon's help). Up to 6 Energy per unit in a combat round."),
+  );
+}
+
+export { LEADER, byOrder };
