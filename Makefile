@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: serve test lint bench scenarios clean
+.PHONY: serve test lint bench scenarios clean browser
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -14,18 +14,24 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/olympus serve
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/pytest
+
+# The UI tests drive Debian's Chromium through Playwright (no browser download).
+browser:
+	@test -x /usr/bin/chromium || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 scenarios: $(STAMP)
-	$(BIN)/olympus scenario tests/scenarios/*.yaml tests/scenarios/**/*.yaml
+	$(BIN)/olympus scenario tests/scenarios
 
 bench: $(STAMP)
 	$(BIN)/python bench/rules_bench.py
+	$(BIN)/python bench/load_bench.py
 
 clean:
 	rm -rf $(VENV) var .pytest_cache
