@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
+from typing import Any
 
 from . import events as ev
 from .board import TARTARUS
@@ -12,8 +13,10 @@ from .state import Combat, Commitment, GameState, Options, Phase, Step
 
 START_HONOR, OPEN_COMBAT_HONOR, START_ENERGY = 16, 10, 24
 
+Changes = dict[str, Any]  # the fields an event changes
 
-def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
+
+def _game_created(s: GameState, e: ev.GameCreated) -> Changes:
     options = Options(
         e.open_combat,
         e.random_setup,
@@ -23,8 +26,7 @@ def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
         e.forfeit_seconds,
     )
     honor = OPEN_COMBAT_HONOR if e.open_combat else START_HONOR
-    return replace(
-        s,
+    return dict(
         options=options,
         token_seed=e.token_seed,
         phase=Phase.SETUP,
@@ -33,19 +35,18 @@ def _game_created(s: GameState, e: ev.GameCreated) -> GameState:
     )
 
 
-def _setup_submitted(s: GameState, e: ev.SetupSubmitted) -> GameState:
-    return replace(s, setups={**s.setups, e.faction: dict(e.placements)})
+def _setup_submitted(s: GameState, e: ev.SetupSubmitted) -> Changes:
+    return dict(setups={**s.setups, e.faction: dict(e.placements)})
 
 
-def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> GameState:
+def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> Changes:
     positions = {u: r for placements in s.setups.values() for u, r in placements.items()}
     # first tokens in the order of the (public) starting regions, Olympians first
     tokens: dict[str, int] = {}
     for faction in (Faction.OLYMPIANS, Faction.CHTHONIANS):
         for unit, _ in sorted(s.setups[faction].items(), key=lambda item: item[1]):
             tokens[unit] = s.next_token + len(tokens)
-    return replace(
-        s,
+    return dict(
         positions=positions,
         picked=frozenset(positions),
         setups={},
@@ -54,41 +55,39 @@ def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> GameState:
     )
 
 
-def _turn_started(s: GameState, e: ev.TurnStarted) -> GameState:
-    return replace(s, phase=Phase.TURN, turn=e.faction, turn_number=e.number)
+def _turn_started(s: GameState, e: ev.TurnStarted) -> Changes:
+    return dict(phase=Phase.TURN, turn=e.faction, turn_number=e.number)
 
 
-def _honor_changed(s: GameState, e: ev.HonorChanged) -> GameState:
-    return replace(s, honor={**s.honor, e.faction: s.honor[e.faction] + e.delta})
+def _honor_changed(s: GameState, e: ev.HonorChanged) -> Changes:
+    return dict(honor={**s.honor, e.faction: s.honor[e.faction] + e.delta})
 
 
-def _energy_changed(s: GameState, e: ev.EnergyChanged) -> GameState:
-    return replace(s, energy={**s.energy, e.faction: s.energy[e.faction] + e.delta})
+def _energy_changed(s: GameState, e: ev.EnergyChanged) -> Changes:
+    return dict(energy={**s.energy, e.faction: s.energy[e.faction] + e.delta})
 
 
-def _units_revealed(s: GameState, e: ev.UnitsRevealed) -> GameState:
-    return replace(s, revealed=s.revealed | set(e.units))
+def _units_revealed(s: GameState, e: ev.UnitsRevealed) -> Changes:
+    return dict(revealed=s.revealed | set(e.units))
 
 
-def _units_hidden(s: GameState, e: ev.UnitsHidden) -> GameState:
-    return replace(
-        s,
+def _units_hidden(s: GameState, e: ev.UnitsHidden) -> Changes:
+    return dict(
         revealed=s.revealed - set(e.units),
         tokens={**s.tokens, **e.tokens},
         next_token=max(s.next_token, *(t + 1 for t in e.tokens.values())),
     )
 
 
-def _units_moved(s: GameState, e: ev.UnitsMoved | ev.UnitsRetreated) -> GameState:
+def _units_moved(s: GameState, e: ev.UnitsMoved | ev.UnitsRetreated) -> Changes:
     positions = dict(s.positions)
     for unit in e.units:
         positions[unit] = e.destination
-    return replace(s, positions=positions)
+    return dict(positions=positions)
 
 
-def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> GameState:
-    return replace(
-        s,
+def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> Changes:
+    return dict(
         positions={**s.positions, e.unit: TARTARUS},
         eliminated=tuple(u for u in s.eliminated if u != e.unit),
         tokens={**s.tokens, e.unit: e.token},
@@ -96,39 +95,38 @@ def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> GameState:
     )
 
 
-def _combat_started(s: GameState, e: ev.CombatStarted) -> GameState:
-    return replace(s, phase=Phase.COMBAT, combat=Combat(e.region, e.attacker, e.origin))
+def _combat_started(s: GameState, e: ev.CombatStarted) -> Changes:
+    return dict(phase=Phase.COMBAT, combat=Combat(e.region, e.attacker, e.origin))
 
 
-def _combat_committed(s: GameState, e: ev.CombatCommitted) -> GameState:
+def _combat_committed(s: GameState, e: ev.CombatCommitted) -> Changes:
     assert s.combat is not None
     commitments = {**s.combat.commitments, e.faction: Commitment(e.maneuver, e.energy)}
-    return replace(s, combat=replace(s.combat, commitments=commitments))
+    return dict(combat=replace(s.combat, commitments=commitments))
 
 
-def _commitment_withdrawn(s: GameState, e: ev.CommitmentWithdrawn) -> GameState:
+def _commitment_withdrawn(s: GameState, e: ev.CommitmentWithdrawn) -> Changes:
     assert s.combat is not None
     commitments = {f: c for f, c in s.combat.commitments.items() if f is not e.faction}
-    return replace(s, combat=replace(s.combat, commitments=commitments))
+    return dict(combat=replace(s.combat, commitments=commitments))
 
 
-def _round_resolved(s: GameState, e: ev.CombatRoundResolved) -> GameState:
+def _round_resolved(s: GameState, e: ev.CombatRoundResolved) -> Changes:
     assert s.combat is not None
-    return replace(s, combat=replace(s.combat, commitments={}))
+    return dict(combat=replace(s.combat, commitments={}))
 
 
-def _choice_pending(s: GameState, e: ev.ChoicePending) -> GameState:
-    return replace(s, pending=tuple(Step.decode(t) for t in e.steps))
+def _choice_pending(s: GameState, e: ev.ChoicePending) -> Changes:
+    return dict(pending=tuple(Step.decode(t) for t in e.steps))
 
 
-def _unit_eliminated(s: GameState, e: ev.UnitEliminated) -> GameState:
+def _unit_eliminated(s: GameState, e: ev.UnitEliminated) -> Changes:
     positions = dict(s.positions)
     del positions[e.unit]
     tokens = dict(s.tokens)
     tokens.pop(e.unit, None)
     unrecallable = s.unrecallable | {e.unit} if e.cause == "demeter" else s.unrecallable
-    return replace(
-        s,
+    return dict(
         positions=positions,
         tokens=tokens,
         eliminated=(*s.eliminated, e.unit),
@@ -138,37 +136,37 @@ def _unit_eliminated(s: GameState, e: ev.UnitEliminated) -> GameState:
     )
 
 
-def _units_retreated(s: GameState, e: ev.UnitsRetreated) -> GameState:
-    return replace(_units_moved(s, e), pending=())
+def _units_retreated(s: GameState, e: ev.UnitsRetreated) -> Changes:
+    return {**_units_moved(s, e), "pending": ()}
 
 
-def _stayed(s: GameState, e: ev.StayedInCombat) -> GameState:
-    return replace(s, pending=())
+def _stayed(s: GameState, e: ev.StayedInCombat) -> Changes:
+    return dict(pending=())
 
 
-def _round_started(s: GameState, e: ev.CombatRoundStarted) -> GameState:
+def _round_started(s: GameState, e: ev.CombatRoundStarted) -> Changes:
     assert s.combat is not None
-    return replace(s, combat=replace(s.combat, round=e.round, commitments={}), pending=())
+    return dict(combat=replace(s.combat, round=e.round, commitments={}), pending=())
 
 
-def _combat_ended(s: GameState, e: ev.CombatEnded) -> GameState:
-    return replace(s, phase=Phase.TURN, combat=None, pending=())
+def _combat_ended(s: GameState, e: ev.CombatEnded) -> Changes:
+    return dict(phase=Phase.TURN, combat=None, pending=())
 
 
-def _clock_set(s: GameState, e: ev.ClockSet) -> GameState:
-    return replace(s, deadlines=e.deadlines, absent_since=e.absent_since)
+def _clock_set(s: GameState, e: ev.ClockSet) -> Changes:
+    return dict(deadlines=e.deadlines, absent_since=e.absent_since)
 
 
-def _game_ended(s: GameState, e: ev.GameEnded) -> GameState:
+def _game_ended(s: GameState, e: ev.GameEnded) -> Changes:
     winner = None if e.result == "draw" else Faction(e.result)
-    return replace(s, phase=Phase.OVER, result=e.result, winner=winner, pending=())
+    return dict(phase=Phase.OVER, result=e.result, winner=winner, pending=())
 
 
-def _unchanged(s: GameState, e: ev.Event) -> GameState:
-    return s
+def _unchanged(s: GameState, e: ev.Event) -> Changes:
+    return {}
 
 
-_HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], GameState]] = {
+_HANDLERS: dict[type[ev.Event], Callable[[GameState, ev.Event], Changes]] = {
     ev.GameCreated: _game_created,
     ev.SetupSubmitted: _setup_submitted,
     ev.RandomSetupDrawn: _unchanged,
@@ -202,11 +200,12 @@ assert set(_HANDLERS) == set(ev.EVENT_TYPES.values()), "every event type needs a
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
-    new = _HANDLERS[type(event)](state, event)  # type: ignore[arg-type]
-    return replace(new, version=state.version + 1)
+    changes = _HANDLERS[type(event)](state, event)  # type: ignore[arg-type]
+    changes["version"] = state.version + 1
+    return state.evolved(changes)
 
 
-def replay(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
+def replay(events: Iterable[ev.Event], state: GameState | None = None) -> Changes:
     state = GameState() if state is None else state
     for event in events:
         state = evolve(state, event)

@@ -6,7 +6,7 @@ That keeps states shareable (views, undo-free replay, property tests) at a small
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
@@ -120,6 +120,14 @@ class GameState:
     result: str | None = None  # "olympians", "chthonians" or "draw" once over
     version: int = 0  # number of events folded
 
+    def evolved(self, changes: dict[str, Any]) -> GameState:
+        """A copy with ``changes``: ``dataclasses.replace`` without its overhead, because every
+        event makes one (replay speed)."""
+        new = object.__new__(GameState)
+        for name in _STATE_FIELDS:
+            object.__setattr__(new, name, changes[name] if name in changes else getattr(self, name))
+        return new
+
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
         units = [u for u, r in self.positions.items() if r == region]
@@ -145,3 +153,6 @@ class GameState:
         if first in self.positions:
             return first
         return second if second in self.positions else None
+
+
+_STATE_FIELDS = tuple(f.name for f in fields(GameState))
