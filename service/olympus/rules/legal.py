@@ -71,7 +71,7 @@ def _variants(
                 plan = plan_move(state, side, list(units), to, fly, reveal, use_power)
             except IllegalCommand:
                 continue
-            command = cmd.Move(
+            command = cmd.Move.model_construct(  # built from checked values: no validation
                 side=side,
                 units=list(units),
                 to=to,
@@ -87,12 +87,12 @@ def _variants(
 def _extra_steps(state: GameState, command: cmd.Move) -> list[LegalAction]:
     """Hermes' paths of one further step (R3); longer paths are legal too, not listed."""
     units = tuple(command.units)
+    if command.fly or len(units) > 1 or state.units_in(command.to):
+        return []
     move = MoveContext(
         command.side, units, state.positions[units[0]], command.to, False, frozenset()
     )
-    if command.fly or not any(p.takes_extra_steps(state, move) for p in powers_of(units)):
-        return []
-    if state.units_in(command.to):
+    if not any(p.takes_extra_steps(state, move) for p in powers_of(units)):
         return []
     found = []
     for step in sorted(BOARD.neighbours(command.to)):
