@@ -5,18 +5,20 @@ every single event the folded state must be sound, every Honor change must be on
 allow, the log must replay to the very same state and every event must survive msgpack. This is
 the net under everything the scenario tests do not think of.
 
-Budget: a game of ~65 commands costs ~80 ms, mostly the bot's ``legal_actions`` calls, and ~0.5 s
-when every legal action of every position is tried (see docs/performance.md). 400 games plus 15
-exhaustive ones take ~45 s of CPU on the 2-core dev machine. ``OLYMPUS_RANDOM_PLAY_SCALE=10``
-multiplies every count by 10 for a long soak run.
+Budget: a game of ~70 commands costs ~75 ms of CPU, mostly the bot's ``legal_actions`` calls, and
+~0.25 s when every legal action of every position is tried (see docs/performance.md). 1,750
+games (1,500 of them spread over the cores) plus 20 exhaustive ones take about a minute and a
+half on the 2-core dev machine. ``OLYMPUS_RANDOM_PLAY_SCALE=10`` multiplies every count by 10.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
 from collections import Counter
 from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,8 +44,8 @@ from olympus.rules.characters import BY_NAME, LEADER, PICKED_PER_SIDE
 MAX_COMMANDS = 600  # random games end after ~65 commands on average; the cap is a safety net
 SCALE = float(os.environ.get("OLYMPUS_RANDOM_PLAY_SCALE", "1"))
 HYPOTHESIS_GAMES = max(1, round(250 * SCALE))
-LOOP_GAMES = max(10, round(150 * SCALE))
-ALL_ACTIONS_GAMES = max(1, round(15 * SCALE))
+LOOP_GAMES = max(10, round(1500 * SCALE))
+ALL_ACTIONS_GAMES = max(1, round(20 * SCALE))
 STACK_LIMIT = 4  # R6, restated here rather than imported: the test must not trust the engine
 
 
@@ -248,16 +250,31 @@ def test_random_games_keep_the_invariants(
     play_and_check(seed, Options(open_combat, random_setup, chthonian_honor))
 
 
-def test_many_seeded_games_end() -> None:
-    """Fixed seeds (reproducible: game ``i`` uses seed ``i``). Most games must really end and
-    most must fight: a bot or an engine that never finishes a game, or never lets the armies
-    meet, would otherwise pass every invariant unnoticed."""
+def _play_seeds(seeds: range) -> tuple[Counter[str | None], Counter[str]]:
+    """Play and check the games of ``seeds``: their results, and in how many games each event
+    type occurred. A worker process's share of the seeded games."""
     results: Counter[str | None] = Counter()
-    seen: Counter[str] = Counter()  # in how many games each event type occurred
-    for seed in range(LOOP_GAMES):
+    seen: Counter[str] = Counter()
+    for seed in seeds:
         events, final = play_and_check(seed, options_for(random.Random(-seed - 1)))
         results[final.result] += 1
         seen.update({e.TYPE for e in events})
+    return results, seen
+
+
+def test_many_seeded_games_end() -> None:
+    """Fixed seeds (reproducible: game ``i`` uses seed ``i``), on every core. Most games must
+    really end and most must fight: a bot or an engine that never finishes a game, or never lets
+    the armies meet, would otherwise pass every invariant unnoticed."""
+    workers = os.cpu_count() or 1
+    shares = [range(w, LOOP_GAMES, workers) for w in range(workers)]
+    results: Counter[str | None] = Counter()
+    seen: Counter[str] = Counter()
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+        for share_results, share_seen in pool.map(_play_seeds, shares):
+            results.update(share_results)
+            seen.update(share_seen)
+    assert sum(results.values()) == LOOP_GAMES
     assert results[None] <= LOOP_GAMES // 10, results
     decided = {r for r in results if r is not None}
     assert {Faction.OLYMPIANS.value, Faction.CHTHONIANS.value} <= decided, results

@@ -71,7 +71,7 @@ def _variants(
                 plan = plan_move(state, side, list(units), to, fly, reveal, use_power)
             except IllegalCommand:
                 continue
-            command = cmd.Move.model_construct(  # built from checked values: no validation
+            command = cmd.Move(
                 side=side,
                 units=list(units),
                 to=to,
