@@ -8,7 +8,7 @@ from .characters import BY_NAME, ORDER, Faction
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
-from .movement import STACK_LIMIT
+from .movement import STACK_LIMIT, check_reveals
 from .powers import POWERS, Action, MoveContext, powers_of
 from .state import Combat, Commitment, GameState, Maneuver, Step, StepKind
 from .turns import end_turn
@@ -159,17 +159,10 @@ def commit(
     d: Decision, faction: Faction, maneuver: Maneuver, energy: int, reveal: list[str]
 ) -> None:
     check_commitment(d.state, faction, maneuver, energy)
-    for unit in reveal:
-        power = POWERS.get(unit)
-        if (
-            BY_NAME.get(unit) is None
-            or BY_NAME[unit].faction is not faction
-            or unit not in d.state.positions
-            or unit in d.state.revealed
-            or power is None
-            or not power.may_reveal_in_commit(d.state, faction)
-        ):
-            raise IllegalCommand("cannot_reveal", f"Revealing {unit} does nothing here.")
+    state = d.state
+    for unit in check_reveals(
+        state, faction, reveal, lambda p: p.may_reveal_in_commit(state, faction)
+    ):
         d.emit(ev.UnitsRevealed(units=(unit,)))
         if faction.enemy in current(d.state).commitments:
             d.emit(ev.CommitmentWithdrawn(faction=faction.enemy))
@@ -191,7 +184,7 @@ def _retreat_succeeds_against_chase(state: GameState, retreating: Faction) -> bo
 
 def plan_round(
     state: GameState, maneuvers: dict[Faction, Maneuver], power: dict[Faction, int]
-) -> tuple[Faction | None, list[StepKind | tuple[StepKind, Faction]]]:
+) -> tuple[Faction | None, list[tuple[StepKind, Faction]]]:
     """The winner (None when nobody fights) and the steps of a round, per R8's overview."""
     combat = current(state)
     a, d = combat.attacker, combat.defender
@@ -209,7 +202,7 @@ def plan_round(
         return winner, [(StepKind.REMOVE, r), (StepKind.LEAVE_OR_STAY, r)]
     if maneuvers[a] is maneuvers[d] is Maneuver.ALL_OUT_ATTACK:
         return winner, [(StepKind.ANNIHILATE, a), (StepKind.ANNIHILATE, d)]
-    steps: list[StepKind | tuple[StepKind, Faction]] = []
+    steps: list[tuple[StepKind, Faction]] = []
     if maneuvers[winner] is Maneuver.ALL_OUT_DEFENSE:
         pass  # the all-out defender won: nobody dies, a new round follows
     elif maneuvers[loser] is Maneuver.ALL_OUT_ATTACK:
@@ -260,10 +253,7 @@ def resolve_round(d: Decision) -> None:
             d.emit(ev.HonorChanged(f, -points, "combat"))
     if d.check_end():
         return
-    steps = [
-        Step(kind, faction, combat.region)
-        for kind, faction in plan  # type: ignore[misc]
-    ]
+    steps = [Step(kind, faction, combat.region) for kind, faction in plan]
     run_steps(d, steps)
 
 

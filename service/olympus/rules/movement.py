@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
 from .errors import IllegalCommand
 from .honor import move_honor
-from .powers import POWERS, MoveContext, powers_of
+from .powers import POWERS, MoveContext, Power, powers_of
 from .state import GameState
 
 STACK_LIMIT = 4  # R6
@@ -41,6 +42,20 @@ def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str
     return tuple(sorted(units, key=ORDER.__getitem__))
 
 
+def check_reveals(
+    state: GameState, faction: Faction, units: list[str], useful: Callable[[Power], bool]
+) -> tuple[str, ...]:
+    """Units to reveal for their power (R3): own, on the board, hidden, and of use here."""
+    revealing = own_units(state, faction, units)
+    for unit in revealing:
+        if unit in state.revealed:
+            raise IllegalCommand("cannot_reveal", f"{unit} is revealed already.")
+        power = POWERS.get(unit)
+        if power is None or not useful(power):
+            raise IllegalCommand("cannot_reveal", f"Revealing {unit} does nothing here.")
+    return revealing
+
+
 def styx_cost(state: GameState, move: MoveContext) -> int:
     """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
     if move.flight or not BOARD.crosses_styx(move.origin, move.destination):
@@ -68,14 +83,10 @@ def plan_move(
     origin = origins.pop()
     if destination == origin:
         raise IllegalCommand("same_region", "The units are already there.")
-    newly = own_units(state, faction, list(reveal))
-    move = MoveContext(faction, movers, origin, destination, fly, frozenset(newly), use_power)
-    for unit in newly:
-        if unit in state.revealed:
-            raise IllegalCommand("cannot_reveal", f"{unit} is revealed already.")
-        power = POWERS.get(unit)
-        if power is None or not power.may_reveal_for_move(state, move):
-            raise IllegalCommand("cannot_reveal", f"Revealing {unit} does nothing for this move.")
+    move = MoveContext(faction, movers, origin, destination, fly, frozenset(reveal), use_power)
+    newly = check_reveals(
+        state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
+    )
     if use_power and not any(p.uses_power_on_move(state, move) for p in powers_of(movers)):
         raise IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
     if fly:
