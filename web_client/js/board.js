@@ -89,7 +89,9 @@ function defs() {
   );
 }
 
-/** Where each unit of a region goes: [{unit, x, y, w, h, narrow}] relative to the centre. */
+/** Where each unit of a region goes: [{unit, x, y, w, h, narrow, font}] relative to the centre.
+ * Chips stay inside the hexagon: one column (own side first) up to 4 units, two columns (one
+ * per side) beyond. Bases are wide: one row per side. */
 function layout(units, perspective, isBase) {
   const order = perspective === "chthonians" ? ["chthonians", "olympians"] : ["olympians", "chthonians"];
   const groups = order.map((side) => units.filter((u) => u.side === side)).filter((g) => g.length);
@@ -97,22 +99,20 @@ function layout(units, perspective, isBase) {
   if (isBase) {
     groups.forEach((g, gi) => {
       const y = groups.length === 1 ? 6 : gi === 0 ? -6 : 18;
-      g.forEach((u, i) => placed.push({ unit: u, x: (i - (g.length - 1) / 2) * 58, y, w: 54, h: 19, narrow: true }));
+      g.forEach((u, i) => placed.push({ unit: u, x: (i - (g.length - 1) / 2) * 61, y, w: 59, h: 19, narrow: false, font: 10.5 }));
     });
     return placed;
   }
-  if (groups.length === 1) {
-    const g = groups[0];
-    if (g.length <= 3) {
-      g.forEach((u, i) => placed.push({ unit: u, x: 0, y: (i - (g.length - 1) / 2) * 22, w: 76, h: 20, narrow: false }));
-    } else {
-      g.forEach((u, i) => placed.push({ unit: u, x: i % 2 ? 25 : -25, y: i < 2 ? -11 : 11, w: 48, h: 20, narrow: true }));
-    }
-    return placed;
+  const all = groups.flat();
+  if (all.length <= 3) {
+    all.forEach((u, i) => placed.push({ unit: u, x: 0, y: (i - (all.length - 1) / 2) * 21, w: 68, h: 19, narrow: false, font: 11 }));
+  } else if (all.length === 4) {
+    all.forEach((u, i) => placed.push({ unit: u, x: 0, y: (i - 1.5) * 19, w: 62, h: 17, narrow: false, font: 10 }));
+  } else {
+    groups.forEach((g, gi) => {
+      g.forEach((u, i) => placed.push({ unit: u, x: gi === 0 ? -21 : 21, y: (i - (g.length - 1) / 2) * 17, w: 41, h: 15.5, narrow: true, font: 9 }));
+    });
   }
-  groups.forEach((g, gi) => {
-    g.forEach((u, i) => placed.push({ unit: u, x: gi === 0 ? -25 : 25, y: (i - (g.length - 1) / 2) * 20, w: 48, h: 18, narrow: true }));
-  });
   return placed;
 }
 
@@ -135,6 +135,7 @@ function chip(u, spot, c, opts) {
   const y = c.y + spot.y - spot.h / 2;
   const classes = ["unit", `side-${u.side}`, mine ? "mine" : "theirs", known ? "known" : "hidden"];
   if (selected) classes.push("selected");
+  if (u.name && opts.movable && opts.movable.has(u.name)) classes.push("movable");
   if (mine && opts.enemyKnows) classes.push(u.revealed ? "enemy-knows" : "enemy-unaware");
   const g = s("g", {
     class: classes,
@@ -145,25 +146,26 @@ function chip(u, spot, c, opts) {
   g.append(s("rect", { class: "chip", x, y, width: spot.w, height: spot.h, rx: 4, ...(fill ? { fill } : {}) }));
   g.append(s("rect", { class: "stripe", x, y, width: 4, height: spot.h, rx: 2 }));
   const text = known ? (spot.narrow ? BY_NAME[u.name].short : u.name) : `#${u.token}`;
-  const textAttrs = { class: "chip-label", x: x + 7, y: y + spot.h / 2 + 4 };
+  const baseline = y + spot.h / 2 + spot.font * 0.36;
+  const textAttrs = { class: "chip-label", x: x + 6, y: baseline, "font-size": spot.font };
   if (known) {
-    const room = spot.w - 22;
+    const room = spot.w - 8 - spot.font;
     const label = s("text", textAttrs, text);
-    if (text.length * 6.2 > room) {
+    if (text.length * spot.font * 0.58 > room) {
       label.setAttribute("textLength", room);
       label.setAttribute("lengthAdjust", "spacingAndGlyphs");
     }
     g.append(label);
-    g.append(s("text", { class: "chip-strength", x: x + spot.w - 8, y: y + spot.h / 2 + 4, "text-anchor": "middle" }, String(BY_NAME[u.name].strength)));
+    g.append(s("text", { class: "chip-strength", x: x + spot.w - spot.font * 0.6, y: baseline, "font-size": spot.font, "text-anchor": "middle" }, String(BY_NAME[u.name].strength)));
   } else {
     g.append(s("text", { ...textAttrs, x: x + spot.w / 2 + 2, "text-anchor": "middle" }, text));
   }
   if (mine && opts.enemyKnows) {
     // a non-colour cue: an open eye for "the enemy knows who this is", a struck one otherwise
-    const ex = x + spot.w - 2;
-    const ey = y + 1;
-    g.append(s("circle", { class: "eye-badge", cx: ex, cy: ey, r: 6 }));
-    g.append(s("text", { class: "eye-text", x: ex, y: ey + 3.5, "text-anchor": "middle" }, u.revealed ? "👁" : "?"));
+    const ex = x - 4;
+    const ey = y + spot.h / 2;
+    g.append(s("circle", { class: "eye-badge", cx: ex, cy: ey, r: 5.5 }));
+    g.append(s("text", { class: "eye-text", x: ex, y: ey + 3, "text-anchor": "middle" }, u.revealed ? "◉" : "?"));
   }
   g.append(s("title", {}, unitAria(u, mine, opts)));
   const interactive = opts.onUnit && (mine || opts.unitsAllClickable);
@@ -274,8 +276,10 @@ export function renderBoard(opts) {
     const nums = s("g", { class: "region-numbers" });
     for (const r of board.regions) {
       const c = center(board, r.id);
-      const y = r.column === null ? c.y + BASE_H / 2 - 6 : c.y - DY + 13;
-      nums.append(s("text", { class: "region-number", x: c.x, y, "text-anchor": "middle" }, String(r.id)));
+      // bases: bottom centre; hexes: the left corner, clear of the unit chips
+      const x = r.column === null ? c.x + BASE_W / 2 - 14 : c.x - R + 11;
+      const y = r.column === null ? c.y - BASE_H / 2 + 32 : c.y + 4;
+      nums.append(s("text", { class: "region-number", x, y, "text-anchor": "middle" }, String(r.id)));
     }
     svg.append(nums);
   }

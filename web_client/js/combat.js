@@ -291,7 +291,7 @@ function choiceSection(screen) {
         if (c.type === "remove_unit") label = `Remove ${c.unit} (${BY_NAME[c.unit].strength})`;
         else if (c.type === "retreat") label = `Retreat to region ${c.region}${a.honor ? ` (Honor ${signed(a.honor)})` : ""}`;
         else label = p.kind === "leave_or_strike" ? "Stay and strike" : "Stay";
-        return h("button", { type: "button", class: ["choice", `choice-${c.type}`], dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label);
+        return h("button", { type: "button", class: ["choice", `choice-${c.type}`], "data-focus-key": `choice:${c.type}:${c.unit || c.region || ""}`, dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label);
       }),
     ),
   );

@@ -66,12 +66,16 @@ export function activatable(el, handler) {
 /** Keep the focus on "the same" element across a re-render (elements carry data-focus-key). */
 export function focusKey() {
   const el = document.activeElement;
-  return el && el.dataset ? el.dataset.focusKey || null : null;
+  if (!el || el === document.body) return null;
+  if (el.dataset && el.dataset.focusKey) return el.dataset.focusKey;
+  return el.id ? `#${el.id}` : null;
 }
 
 export function restoreFocus(key) {
   if (!key) return;
-  const el = document.querySelector(`[data-focus-key="${CSS.escape(key)}"]`);
+  const el = key.startsWith("#")
+    ? document.getElementById(key.slice(1))
+    : document.querySelector(`[data-focus-key="${CSS.escape(key)}"]`);
   if (el && document.activeElement !== el) el.focus({ preventScroll: true });
 }
 

@@ -136,6 +136,7 @@ export class GameScreen {
       case "view":
         this.model = fromView(msg.view, msg.seq);
         this.legal = [];
+        if (!this.log.length && msg.seq > 3) this.loadPublicHistory(msg.seq);
         this.log.push({ seq: msg.seq, text: `Position loaded (message ${msg.seq}).`, t: "view" });
         break;
       case "event":
@@ -157,7 +158,9 @@ export class GameScreen {
       default:
         break;
     }
-    this.queueRender();
+    // After an event, the `legal` of the same batch usually follows at once: wait a moment for
+    // it rather than draw a frame without the actions (no flicker of the buttons).
+    this.queueRender(msg.type === "event" ? 60 : 0);
     this.queueSave();
   }
 
@@ -202,6 +205,24 @@ export class GameScreen {
     }
   }
 
+  /** A fresh browser has no log: show what a spectator saw so far (public facts only). */
+  async loadPublicHistory(upTo) {
+    try {
+      const data = await api.log(this.room);
+      if (data.over || !data.messages) return;
+      const earlier = data.messages
+        .filter((msg) => this.seat || msg.seq <= upTo) // a spectator's numbering is this one
+        .map((msg) => ({ seq: 0, text: describe(msg.event, null), t: msg.event.t, public: true }))
+        .filter((l) => l.text);
+      if (!earlier.length) return;
+      this.log = [{ seq: 0, text: "Earlier in this game (as a spectator saw it):", t: "note" }, ...earlier, ...this.log];
+      this.queueRender();
+      this.queueSave();
+    } catch {
+      // the log panel is a convenience
+    }
+  }
+
   queueSave() {
     if (this.saveQueued) return;
     this.saveQueued = true;
@@ -225,7 +246,7 @@ export class GameScreen {
     this.ui.selected.clear();
     this.ui.hermes = null;
     this.ui.targeting = null;
-    this.queueRender();
+    this.render(); // at once: nothing on screen may still offer the action just sent
     return true;
   }
 
@@ -264,8 +285,10 @@ export class GameScreen {
     return this.legal.filter((a) => ["remove_unit", "retreat", "stay"].includes(a.command.type));
   }
 
-  onUnit(u) {
+  onUnit(u, event = null) {
     if (!this.model || this.model.phase === "setup") return;
+    // from the keyboard, go on to the destinations (Shift+Tab returns to the units)
+    this.ui.focusDest = Boolean(event && event.type === "keydown");
     if (!this.myTurnActions.length || this.inflight) return;
     if (u.side !== this.seat || !u.name) return;
     const movable = movableUnits(this.legal);
@@ -346,7 +369,8 @@ export class GameScreen {
     const out = new Map();
     const path = [hm.base.command.to, ...hm.steps];
     const last = path[path.length - 1];
-    if (unitsIn(this.model, last).length) return out; // he stops where he meets anyone
+    const others = (r) => unitsIn(this.model, r).filter((u) => u.name !== "Hermes");
+    if (hm.steps.length && others(last).length) return out; // he stops where he meets anyone
     if (hm.steps.length === 0) {
       for (const a of stepMovesOf(this.legal, ["Hermes"])) {
         if (a.command.to !== hm.base.command.to || !sameVariant(a.command, hm.base.command)) continue;
@@ -358,12 +382,10 @@ export class GameScreen {
       }
       return out;
     }
-    const origin = this.model.units.find((u) => u.name === "Hermes").region;
     for (const n of this.board.neighbours[last]) {
-      if (n === origin && path.length > 0 && false) continue;
       const est = estimateHermesStep(this.board, this.model, last, n);
       if (this.model.energy[this.seat] - hm.energy < est.energy) continue;
-      if (unitsIn(this.model, n).filter((u) => u.side === this.seat).length >= 4) continue;
+      if (others(n).filter((u) => u.side === this.seat).length >= 4) continue;
       out.set(n, { ...est, kind: "step", badge: `≈${costBadge(est.honor, est.energy)}`, label: `Hermes steps on to region ${n}: about ${costLine(est.honor, est.energy)} (the server judges)`, step: n });
     }
     return out;
@@ -479,15 +501,24 @@ export class GameScreen {
         "div",
         { class: "game", id: "game" },
         h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.tools, this.els.boardHolder),
-        h("aside", { class: "side" }, this.els.status, this.els.actions, this.els.tabs, this.els.tab),
-        this.els.combat,
+        h("aside", { class: "side" }, this.els.status, this.els.combat, this.els.actions, this.els.tabs, this.els.tab),
         this.els.overlay,
       ),
     );
     setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}` : "spectating"}`);
   }
 
-  queueRender() {
+  queueRender(delay = 0) {
+    if (delay > 0) {
+      if (this.renderQueued || this.renderTimer) return;
+      this.renderTimer = setTimeout(() => {
+        this.renderTimer = null;
+        this.queueRender();
+      }, delay);
+      return;
+    }
+    clearTimeout(this.renderTimer);
+    this.renderTimer = null;
     if (this.renderQueued) return;
     this.renderQueued = true;
     requestAnimationFrame(() => {
@@ -509,6 +540,7 @@ export class GameScreen {
     game.dataset.myTurn = this.myTurnActions.length ? "true" : "false";
     game.dataset.inflight = this.inflight ? "true" : "false";
     game.dataset.combat = m && m.combat ? "true" : "false";
+    game.dataset.selection = sortNames(this.ui.selected).join(",");
     game.dataset.connection = this.status.state;
     this.renderTools();
     this.renderBoardArea();
@@ -518,6 +550,11 @@ export class GameScreen {
     replace(this.els.combat, m && m.phase !== "setup" ? renderCombatPanel(this) : "");
     this.renderOverlay();
     restoreFocus(key);
+    if (this.ui.focusDest) {
+      this.ui.focusDest = false;
+      const first = this.els.boardHolder.querySelector("g.dest");
+      if (first) first.focus();
+    }
   }
 
   renderTools() {
@@ -531,7 +568,7 @@ export class GameScreen {
         this.queueRender();
       }, "Show the region numbers used in the log"),
       this.seat
-        ? toggle("toggle-enemy-knows", "👁 What the enemy knows", this.ui.enemyKnows, () => {
+        ? toggle("toggle-enemy-knows", "◉ What the enemy knows", this.ui.enemyKnows, () => {
             this.ui.enemyKnows = !this.ui.enemyKnows;
             this.queueRender();
           }, "Mark which of your units the enemy can identify")
@@ -567,8 +604,9 @@ export class GameScreen {
         model: this.boardModel(),
         seat: fullInfo ? this.seat || null : this.seat,
         selected: this.ui.selected,
+        movable: this.inflight ? new Set() : movableUnits(this.legal),
         destinations: this.boardDestinations(),
-        onUnit: this.seat && !fullInfo ? (u) => this.onUnit(u) : null,
+        onUnit: this.seat && !fullInfo ? (u, event) => this.onUnit(u, event) : null,
         onDestination: (r) => this.onDestination(r),
         showNumbers: this.ui.showNumbers,
         enemyKnows: this.ui.enemyKnows,
@@ -632,7 +670,7 @@ export class GameScreen {
         continue;
       }
       const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
-      el.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} to ${d.kind === "commit" ? "commit" : d.kind === "move" ? "move" : "choose"}`;
+      el.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
       el.classList.toggle("urgent", left < 15);
     }
   }

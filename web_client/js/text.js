@@ -73,8 +73,13 @@ export function describe(e, seat = null) {
       return `${side(e.faction, seat)} ${amount(e.delta, "Energy")} ${ENERGY_REASON[e.reason] || `(${e.reason})`}.`;
     case "units_revealed":
       return `Revealed: ${list(e.units)}.`;
-    case "units_hidden":
-      return `${list(e.units.map((u) => (typeof u === "string" ? u : u.name || "a unit")))} in ${region(regionOf(e.units))} went back into hiding (new tokens).`;
+    case "units_hidden": {
+      const named = e.units.filter((u) => typeof u === "string" || u.name).map(unitLabel);
+      const unnamed = e.units.length - named.length;
+      const who = [...named, ...(unnamed ? [`${unnamed} unit${unnamed > 1 ? "s" : ""}`] : [])];
+      const where = e.units.some((u) => typeof u !== "string") ? ` in ${region(regionOf(e.units))}` : "";
+      return `${who.length > 1 ? `${who.slice(0, -1).join(", ")} and ${who.at(-1)}` : who[0]}${where} went back into hiding (new tokens).`;
+    }
     case "units_moved": {
       return `${side(e.faction, seat)} moved ${list(e.units)} from ${region(e.origin)} to ${region(e.destination)}${e.flight ? " (flying)" : ""}.`;
     }

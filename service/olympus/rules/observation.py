@@ -79,6 +79,8 @@ def view(state: GameState, seat: Seat) -> View:
         "units": _units(state, seat, list(state.positions)),
         "eliminated": list(state.eliminated),
         "result": state.result,
+        # R12: the running deadlines are public (ms since the epoch)
+        "deadlines": {f: {"kind": d["kind"], "due": d["due"]} for f, d in state.deadlines.items()},
     }
     if seat is not None:
         data["picked"] = sorted(u for u in state.picked if BY_NAME[u].faction is seat)

@@ -4,14 +4,28 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 from starlette.applications import Starlette
-from starlette.routing import WebSocketRoute
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Mount, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from .connection import websocket_endpoint
 from .http_api import ROUTES
 from .services import Services
 from .settings import Settings
+
+# The browser client (docs/client.md): static files served at "/", found relative to the package.
+WEB_CLIENT = Path(__file__).resolve().parents[3] / "web_client"
+
+
+class _ClientFiles(StaticFiles):
+    async def get_response(self, path: str, scope: Scope) -> Response:
+        response = await super().get_response(path, scope)
+        response.headers["Cache-Control"] = "no-cache"
+        return response
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -25,4 +39,7 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await services.stop()
 
-    return Starlette(routes=[*ROUTES, WebSocketRoute("/ws", websocket_endpoint)], lifespan=lifespan)
+    routes: list[BaseRoute] = [*ROUTES, WebSocketRoute("/ws", websocket_endpoint)]
+    if WEB_CLIENT.is_dir():  # last: everything else is the client's
+        routes.append(Mount("/", app=_ClientFiles(directory=WEB_CLIENT, html=True), name="client"))
+    return Starlette(routes=routes, lifespan=lifespan)

@@ -1,0 +1,96 @@
+"""Fixtures for the browser tests: a real ``olympus serve`` process, Debian's Chromium through
+Playwright (never a downloaded browser), and screenshots in ``test-artifacts/`` on failure.
+
+The server runs as a subprocess on a free port with a temporary data dir (its own embedded
+Redis), like ``make serve`` does, so the tests see exactly what a browser sees in production:
+the static client at ``/``, the HTTP API and the websocket.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from web_harness import Server
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+VIEWPORT = {"width": 1400, "height": 950}
+
+
+@pytest.fixture(scope="session")
+def web_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    server = Server(tmp_path_factory.mktemp("olympus-web")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is not installed: `make test` installs it (make browser)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
+
+
+@pytest.fixture
+def new_page(
+    browser: object, web_server: Server, request: pytest.FixtureRequest
+) -> Iterator[Callable[..., object]]:
+    """Open a page in a fresh browser context (its own localStorage: another player)."""
+    contexts: list[object] = []
+    pages: list[tuple[str, object]] = []
+    errors: list[str] = []
+
+    def open_page(name: str, path: str = "/") -> object:
+        context = browser.new_context(viewport=VIEWPORT, base_url=web_server.url)  # type: ignore[attr-defined]
+        contexts.append(context)
+        page = context.new_page()
+        page.set_default_timeout(15_000)
+        page.on("pageerror", lambda e: errors.append(f"{name}: {e}"))
+        pages.append((name, page))
+        page.goto(path)
+        return page
+
+    open_page.errors = errors  # type: ignore[attr-defined]
+    yield open_page
+    failed = any(
+        getattr(request.node, f"rep_{when}", None) is not None
+        and getattr(request.node, f"rep_{when}").failed
+        for when in ("setup", "call")
+    )
+    if failed:
+        ARTIFACTS.mkdir(exist_ok=True)
+        test = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
+        for name, page in pages:
+            with contextlib.suppress(Exception):
+                page.screenshot(path=str(ARTIFACTS / f"{test}-{name}.png"), full_page=True)  # type: ignore[attr-defined]
+        (ARTIFACTS / f"{test}-server.log").write_bytes(web_server.log_path.read_bytes()[-200_000:])
+    for context in contexts:
+        with contextlib.suppress(Exception):
+            context.close()  # type: ignore[attr-defined]

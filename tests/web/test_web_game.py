@@ -1,0 +1,218 @@
+"""A full game through the browser UI: two players in two browser contexts, a spectator in a
+third, against a real ``olympus serve``. Every action is a click or a key press on what the UI
+offers; a reload in the middle of a combat must bring back the same seat and the combat panel.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+
+from web_driver import UiPlayer
+from websockets.sync.client import connect
+
+MAX_SECONDS = 150
+
+
+def _join_game(new_page):
+    olympians = new_page("olympians", "/")
+    olympians.check("input[name=side][value=olympians]")
+    olympians.click("#btn-create")
+    olympians.wait_for_selector("#setup-panel")
+    link = olympians.input_value("#invite-link")
+    room = link.rsplit("/", 1)[1]
+    assert "#/join/" in link
+
+    chthonians = new_page("chthonians", link)
+    chthonians.click("#btn-join-chthonians")
+    chthonians.wait_for_selector("#setup-panel")
+    return room, olympians, chthonians
+
+
+def _manual_setup(page, rng: random.Random) -> None:
+    """Pick and place by clicks, one unit by drag and drop, then submit sealed."""
+    page.wait_for_selector("g.dest")  # the leader is selected: free regions are offered
+    names = [
+        li.get_attribute("data-unit") for li in page.locator("li.setup-unit").all()
+    ]
+    leader, others = names[0], names[1:]
+    picks = rng.sample(others, 8)
+    page.locator("g.dest").nth(rng.randrange(page.locator("g.dest").count())).click()
+    for name in picks[:-1]:
+        page.click(f"li.setup-unit[data-unit='{name}'] button.setup-select")
+        page.wait_for_selector("g.dest")
+        dests = page.locator("g.dest")
+        dests.nth(rng.randrange(dests.count())).click()
+    # the last one by drag and drop from the list onto a free region
+    last = picks[-1]
+    page.wait_for_selector("#setup-count:has-text('Picked 8/9 · placed 8/9')")
+    source = page.locator(f"li.setup-unit[data-unit='{last}'] button.setup-select").bounding_box()
+    placeable = {el.get_attribute("data-region") for el in page.locator(".region.placeable").all()}
+    taken = {el.get_attribute("data-region") for el in page.locator("g.unit").all()}
+    free = sorted(placeable - taken)
+    target = page.locator(f".region.placeable[data-region='{rng.choice(free)}']").bounding_box()
+    page.mouse.move(source["x"] + 20, source["y"] + 10)
+    page.mouse.down()
+    page.mouse.move(source["x"] + 60, source["y"] + 30, steps=4)
+    page.mouse.move(target["x"] + target["width"] / 2, target["y"] + target["height"] / 2, steps=8)
+    page.mouse.up()
+    page.wait_for_function(
+        "name => document.querySelector(`li.setup-unit[data-unit='${name}'] .where`)"
+        ".textContent.startsWith('region')",
+        arg=last,
+    )
+    assert page.locator("#setup-count").inner_text() == "Picked 9/9 · placed 9/9"
+    assert leader in names
+    page.click("#btn-submit-setup")
+
+
+def _normalized(view: dict) -> dict:
+    """The parts of a position the client folds from events (model.js) and the server views."""
+    combat = view.get("combat")
+    if combat:
+        keys = ("region", "attacker", "origin", "round", "committed", "commitments")
+        combat = {k: combat[k] for k in keys}
+    return {
+        "phase": view["phase"],
+        "turn": view["turn"],
+        "turn_number": view["turn_number"],
+        "honor": view["honor"],
+        "energy": view["energy"],
+        "units": sorted(
+            (u["side"], u["region"], u["token"], u["name"] or "", u.get("revealed", "-"))
+            for u in view["units"]
+        ),
+        "eliminated": sorted(view["eliminated"]),
+        "picked": sorted(view.get("picked") or []),
+        "combat": combat,
+        "pending": view.get("pending"),
+    }
+
+
+def _check_model_against_server(page, server_url: str, room: str) -> bool:
+    """The page's folded model equals a fresh view from the server at the same message number."""
+    seat = page.get_attribute("#game", "data-seat")
+    if seat == "spectator":
+        hello = {"type": "hello", "spectate": room}
+    else:
+        seats = page.evaluate("() => JSON.parse(localStorage.getItem('olympus.seats'))")
+        hello = {"type": "hello", "token": seats[room]["token"]}
+    ws_url = server_url.replace("http://", "ws://") + "/ws"
+    with connect(ws_url, subprotocols=["olympus.json"], open_timeout=5) as ws:
+        ws.send(json.dumps(hello))
+        assert json.loads(ws.recv(timeout=5))["type"] == "welcome"
+        message = json.loads(ws.recv(timeout=5))
+    assert message["type"] == "view"
+    if message["view"]["phase"] == "over":
+        return False  # once over, a view reveals everything: nothing to compare
+    model = page.evaluate("() => window.olympus && window.olympus.model")
+    if not model or model["seq"] != message["seq"]:
+        return False  # the game moved on meanwhile: try again later
+    assert _normalized(model) == _normalized(message["view"]), f"{seat}: the folded model differs"
+    return True
+
+
+def test_full_game_two_players_and_a_spectator(new_page, web_server):
+    seed = random.randrange(1_000_000)
+    rng = random.Random(seed)
+    print(f"seed {seed}")
+    room, olympians, chthonians = _join_game(new_page)
+
+    # the spectator finds the game in the lobby's live list and watches it
+    spectator = new_page("spectator", "/")
+    watch = f"#live-games tr[data-room='{room}'] a:has-text('Watch')"
+    spectator.wait_for_selector(watch, timeout=15_000)
+    spectator.click(watch)
+    spectator.wait_for_selector("#game[data-seat=spectator]")
+
+    olympians.click("#btn-random-setup")
+    olympians.click("#btn-submit-setup")
+    olympians.wait_for_selector("#setup-waiting")
+    assert "Waiting for the opponent" in olympians.inner_text("#setup-waiting")
+    _manual_setup(chthonians, rng)
+
+    for page in (olympians, chthonians, spectator):
+        page.wait_for_selector("#game[data-phase=turn]")
+    chthonians.wait_for_selector("#game[data-my-turn=true]")  # the Chthonians begin
+
+    players = [
+        # the Olympians play with the keyboard only, the Chthonians with the mouse
+        UiPlayer(olympians, "olympians", random.Random(rng.random()), 32, keyboard=True),
+        UiPlayer(chthonians, "chthonians", random.Random(rng.random()), 32),
+    ]
+    reloaded = False
+    checked = 0
+    loops = 0
+    spectator_turns: list[int] = []
+    started = time.monotonic()
+    idle_since = time.monotonic()
+    while not all(p.over() for p in players):
+        assert time.monotonic() - started < MAX_SECONDS, f"game too long (seed {seed})"
+        acted = False
+        for p in players:
+            if not reloaded and p.page.locator("#btn-commit").count():
+                # reload in the middle of a combat: same seat, same combat panel
+                region = p.page.get_attribute("#combat", "data-region")
+                p.page.reload()
+                p.page.wait_for_selector("#game[data-connection=open]")
+                p.page.wait_for_selector(f"#combat[data-region='{region}']")
+                assert p.page.get_attribute("#game", "data-seat") == p.name
+                p.page.wait_for_selector("#btn-commit")
+                reloaded = True
+                # the game waits for this commitment: every page's folded model must equal
+                # a fresh server view now
+                for page in (olympians, chthonians, spectator):
+                    for _ in range(20):
+                        if _check_model_against_server(page, web_server.url, room):
+                            checked += 1
+                            break
+                        time.sleep(0.1)
+                    else:
+                        raise AssertionError("the model never caught up with the server")
+            if p.step():
+                acted = True
+        if acted:
+            idle_since = time.monotonic()
+        else:
+            assert time.monotonic() - idle_since < 20, (
+                f"nobody can act (seed {seed}): "
+                + "; ".join(f"{p.name}: {p.log[-3:]}" for p in players)
+            )
+            time.sleep(0.05)
+        loops += 1
+        if loops % 5 == 0:
+            page = (olympians, chthonians, spectator)[loops // 5 % 3]
+            if page.get_attribute("#game", "data-phase") != "over":
+                checked += _check_model_against_server(page, web_server.url, room)
+        turn = int(spectator.get_attribute("#game", "data-turn-number") or 0)
+        if not spectator_turns or spectator_turns[-1] != turn:
+            spectator_turns.append(turn)
+
+    # everybody sees the end, with everything revealed
+    for page in (olympians, chthonians, spectator):
+        page.wait_for_selector("#game-over")
+    result = olympians.inner_text("#gameover-title")
+    assert result == chthonians.inner_text("#gameover-title")
+    assert result == spectator.inner_text("#gameover-title")
+    assert olympians.locator("g.unit.hidden").count() == 0  # the full reveal names every unit
+    assert len(spectator_turns) > 3, spectator_turns  # the spectator saw the game go on
+    assert spectator.locator("#event-log li").count() > 10
+    assert reloaded, "no combat happened"
+    assert checked >= 3, f"only {checked} model checks"
+    actions = [p.actions for p in players]
+    print(f"turns {spectator_turns[-1]}, model checks {checked}, actions {actions}, {result}")
+
+    # the replay of the finished game, step by step, with full information
+    olympians.click("#link-replay")
+    olympians.wait_for_selector("#replay")
+    first = olympians.inner_text("#replay-text")
+    olympians.click("#btn-replay-next")
+    olympians.click("#btn-replay-next")
+    assert olympians.get_attribute("#replay", "data-index") == "2"
+    assert olympians.inner_text("#replay-text") != first
+    olympians.click("#btn-replay-last")
+    assert "win" in olympians.inner_text("#replay-text") or "draw" in olympians.inner_text(
+        "#replay-text"
+    )
+    assert new_page.errors == []  # type: ignore[attr-defined]

@@ -1,0 +1,124 @@
+"""How the turn UI presents the rarer entries of a ``legal`` message: Hermes' extra steps, a
+flight that reveals the flier, a reveal for a power (Charon), the thunderbolt and the recall.
+
+Random games seldom reach these, so the page's ``legal`` list and two unit names are set by
+hand (the client draws only from ``legal`` and its model). Nothing is sent: every dialog is
+cancelled, and the test checks what it offered and what it would cost.
+"""
+
+from __future__ import annotations
+
+import httpx
+
+SETUP = """
+() => {
+  const g = window.olympus;
+  const m = g.model;
+  const mine = m.units.filter((u) => u.side === "olympians");
+  const occupied = new Set(m.units.map((u) => u.region));
+  const free = (r) => !occupied.has(r);
+  // Hermes: a unit with two free regions in a row ahead of it
+  let hermes = null, first = null, second = null;
+  for (const u of mine) {
+    for (const a of g.board.neighbours[u.region]) {
+      if (!free(a)) continue;
+      const b = [...g.board.neighbours[a]].find((x) => free(x) && x !== u.region);
+      if (b !== undefined) { hermes = u; first = a; second = b; break; }
+    }
+    if (hermes) break;
+  }
+  hermes.name = "Hermes";
+  // Apollo: another unit with a free neighbour of its own
+  const open = (u) => [...g.board.neighbours[u.region]].find(
+    (r) => free(r) && r !== first && r !== second);
+  const apollo = mine.find((u) => u !== hermes && u.region !== hermes.region
+    && open(u) !== undefined);
+  apollo.name = "Apollo";
+  apollo.revealed = false;
+  const walk = open(apollo);
+  const far = [...Array(36).keys()].find((r) => free(r) && r !== first && r !== second
+      && r !== walk && !g.board.neighbours[apollo.region].has(r) && r !== apollo.region);
+  const enemy = m.units.find((u) => u.side === "chthonians").region;
+  const move = (units, to, extra = {}) => ({ type: "move", units, to, fly: false, reveal: [],
+    use_power: false, steps: [], ...extra });
+  g.legal = [
+    { command: move(["Hermes"], first), honor: 0, energy: 0 },
+    { command: move(["Hermes"], first, { steps: [second] }), honor: -2, energy: 0 },
+    { command: move(["Apollo"], walk), honor: 0, energy: 0 },
+    { command: move(["Apollo"], walk, { reveal: ["Charon"] }), honor: 0, energy: 0 },
+    { command: move(["Apollo"], far, { fly: true, reveal: ["Apollo"] }), honor: -4, energy: 0 },
+    { command: { type: "liturgy" }, honor: -2, energy: -6 },
+    { command: { type: "thunderbolt", region: enemy }, honor: -1, energy: 6 },
+    { command: { type: "recall", unit: "Ares" }, honor: 0, energy: 10 },
+  ];
+  g.render();
+  return { first, second, far, walk, enemy };
+}
+"""
+
+
+def test_power_actions_are_offered_with_their_costs(new_page, web_server):
+    page = new_page("olympians", "/")
+    page.check("input[name=side][value=olympians]")
+    page.check("#opt-random-setup")
+    page.click("#btn-create")
+    page.wait_for_selector("#setup-waiting")
+    room = page.input_value("#invite-link").rsplit("/", 1)[1]
+    httpx.post(f"{web_server.url}/rooms/{room}/join", json={}).raise_for_status()
+    page.wait_for_selector("#game[data-phase=turn]")
+    page.wait_for_selector("g.unit.mine")
+    spots = page.evaluate(SETUP)
+    page.wait_for_selector("#your-turn")
+
+    # Hermes: a move, then "keep going", one listed step, then estimated ones; stop; confirm
+    page.click("g.unit[data-unit=Hermes]")
+    page.click(f"g.dest[data-region='{spots['first']}']")
+    chooser = page.locator("dialog#chooser[open]")
+    assert chooser.locator("button.variant").count() == 2
+    chooser.locator("button.variant:has-text('Keep going')").click()
+    step = page.locator(f"g.dest.dest-step[data-region='{spots['second']}']")
+    assert step.get_attribute("data-honor") == "-2"
+    step.click()
+    page.wait_for_selector("#btn-hermes-finish")
+    assert page.locator("g.dest.dest-step").count() >= 1  # further steps, estimated
+    assert "≈" in page.locator("g.dest.dest-step .dest-text").first.text_content()
+    page.click("#btn-hermes-finish")
+    confirm = page.locator("dialog#confirm[open]")
+    assert f"Hermes → {spots['first']} → {spots['second']}" in confirm.inner_text()
+    assert "lose 2 Honor" in confirm.inner_text()
+    confirm.locator("[data-action=cancel]").click()
+    page.click("#action-panel button:text-is('Cancel')")  # leave Hermes' path
+
+    # Apollo: walking by default; the flight (which reveals him) behind the Fly toggle
+    page.click("g.unit[data-unit=Apollo]")
+    assert page.locator(f"g.dest[data-region='{spots['far']}']").count() == 0
+    walk = page.locator(f"g.dest[data-region='{spots['walk']}']")
+    assert "…" in walk.locator(".dest-text").text_content()  # more than one way to go there
+    walk.click()
+    options = page.locator("dialog#chooser[open] button.variant").all_inner_texts()
+    assert any("Reveal Charon" in o for o in options)
+    page.locator("dialog#chooser[open] [data-action=cancel]").click()
+    page.check("#fly-toggle")
+    far = page.locator(f"g.dest.dest-fly[data-region='{spots['far']}']")
+    assert far.get_attribute("data-honor") == "-4"
+    far.click()
+    confirm = page.locator("dialog#confirm[open]")
+    assert "Fly (reveals Apollo)" in confirm.inner_text()
+    confirm.locator("[data-action=cancel]").click()
+
+    # the thunderbolt: its targets on the board, its cost confirmed
+    page.click("#btn-clear")
+    page.click("#btn-thunderbolt")
+    bolt = page.locator(f"g.dest.dest-thunderbolt[data-region='{spots['enemy']}']")
+    assert bolt.get_attribute("data-energy") == "6"
+    bolt.click()
+    assert "lose 1 Honor and spend 6 Energy" in page.locator("dialog#confirm[open]").inner_text()
+    page.locator("dialog#confirm[open] [data-action=cancel]").click()
+
+    # the recall: a list of the fallen
+    page.click("button:has-text('Cancel the thunderbolt')")
+    page.click("#btn-recall")
+    assert "Ares" in page.locator("dialog#chooser[open]").inner_text()
+    page.keyboard.press("Escape")
+    assert page.locator("dialog[open]").count() == 0
+    assert page.get_attribute("#game", "data-inflight") == "false"  # nothing was sent

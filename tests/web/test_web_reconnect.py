@@ -1,0 +1,60 @@
+"""A lost connection: the page says so, retries with backoff, and resumes the same seat and
+position once the server is back (same data dir: the game survived the restart)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from web_harness import Server
+
+
+@pytest.fixture
+def own_server(tmp_path):
+    server = Server(tmp_path).start()
+    yield server
+    server.stop()
+
+
+def test_connection_lost_and_resumed(new_page, own_server):
+    url = own_server.url
+    olympians = new_page("olympians", f"{url}/")
+    olympians.check("input[name=side][value=olympians]")
+    olympians.check("#opt-random-setup")
+    olympians.click("#btn-create")
+    olympians.wait_for_selector("#setup-waiting")
+    link = olympians.input_value("#invite-link")
+    chthonians = new_page("chthonians", link)
+    chthonians.click("#btn-join-chthonians")
+    for page in (olympians, chthonians):  # Random Setup: the service draws both setups
+        page.wait_for_selector("#game[data-phase=turn]")
+    seq = int(olympians.get_attribute("#game", "data-seq"))
+
+    own_server.stop()
+    olympians.wait_for_selector("#conn-banner[data-state=reconnecting]:has-text('Connection lost')")
+    assert "Reconnecting" in olympians.inner_text("#conn-status")
+    # exponential backoff: the attempts go on, further and further apart
+    olympians.wait_for_selector("#conn-banner:has-text('attempt 3')", timeout=10_000)
+    text = olympians.inner_text("#conn-banner")
+    assert re.search(r"Reconnecting in \d+ s", text), text
+
+    own_server.start()  # the same port and data dir
+    for page in (olympians, chthonians):
+        if page.locator("#conn-banner button:has-text('Retry now')").count():
+            page.click("#conn-banner button:has-text('Retry now')")
+        page.wait_for_selector("#game[data-connection=open]", timeout=20_000)
+        assert page.locator("#conn-banner").is_hidden()
+    assert olympians.get_attribute("#game", "data-seat") == "olympians"
+    assert int(olympians.get_attribute("#game", "data-seq")) == seq
+
+    # the game goes on: the Chthonians move, the Olympians see it
+    turn = int(olympians.get_attribute("#game", "data-turn-number"))
+    chthonians.wait_for_selector("#game[data-my-turn=true]")
+    chthonians.click("#btn-liturgy")
+    chthonians.click("dialog#confirm [data-action=ok]")
+    deadline = time.monotonic() + 10
+    while int(olympians.get_attribute("#game", "data-turn-number")) == turn:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert olympians.get_attribute("#game", "data-my-turn") == "true"

@@ -1,0 +1,296 @@
+// The lobby: create a game (variants, Challenge, clocks), the games this browser plays, the open,
+// live and finished games; and the join page behind an invite link.
+
+import { h, replace } from "./dom.js";
+import { api, seats, saveSeat, forgetSeat, seatFor } from "./api.js";
+import { FACTION_NAME } from "./data.js";
+import { toast, setWhere } from "./ui.js";
+
+function variantsText(room) {
+  const o = room.options || {};
+  const bits = [];
+  if (o.open_combat) bits.push("Open Combat");
+  if (o.random_setup) bits.push("Random Setup");
+  if (room.challenge) bits.push(`Challenge (Chthonians ${o.challenge > 0 ? "+" : ""}${o.challenge ?? 0})`);
+  if (o.move_seconds) bits.push(`${o.move_seconds}s/move`);
+  if (o.commit_seconds) bits.push(`${o.commit_seconds}s/commit`);
+  return bits.join(", ") || "Standard";
+}
+
+function freeSeats(room) {
+  return Object.entries(room.seats || {}).filter(([, taken]) => !taken).map(([s]) => s);
+}
+
+function when(ms) {
+  if (!ms) return "";
+  const d = new Date(ms);
+  return d.toLocaleString();
+}
+
+export class Lobby {
+  constructor(root) {
+    this.root = root;
+    this.timer = null;
+    this.lists = { open: [], live: [], finished: [] };
+  }
+
+  start() {
+    setWhere("Lobby");
+    this.render();
+    this.refresh();
+    this.timer = setInterval(() => this.refresh(), 5000);
+  }
+
+  stop() {
+    clearInterval(this.timer);
+  }
+
+  async refresh() {
+    try {
+      const [open, live, finished] = await Promise.all(["open", "live", "finished"].map((s) => api.listRooms(s)));
+      this.lists = { open: open.rooms, live: live.rooms, finished: finished.rooms };
+      this.renderLists();
+    } catch (error) {
+      const el = document.getElementById("lobby-lists");
+      if (el) replace(el, h("p", { class: "error" }, `Cannot load the games: ${error.message}`));
+    }
+  }
+
+  render() {
+    const challenge = h("input", { type: "checkbox", id: "opt-challenge", onchange: () => sync() });
+    const adjust = h("select", { id: "opt-challenge-value", "aria-label": "Honor adjustment for the Chthonians", disabled: true }, [-5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5].map((v) => h("option", { value: String(v), selected: v === 0 }, v > 0 ? `+${v}` : String(v))));
+    const sideRadios = ["random", "olympians", "chthonians"].map((s) =>
+      h("label", { class: "radio" }, h("input", { type: "radio", name: "side", value: s, checked: s === "random" }), ` ${s === "random" ? "Random" : FACTION_NAME[s]}`),
+    );
+    const sideSet = h("fieldset", { id: "side-set" }, h("legend", {}, "Your side"), sideRadios);
+    const sync = () => {
+      adjust.disabled = !challenge.checked;
+      sideSet.disabled = challenge.checked;
+      sideSet.title = challenge.checked ? "In a Challenge the other player picks the side." : "";
+    };
+    const clock = (id, label, placeholder) =>
+      h("label", { class: "clock-input" }, label, " ", h("input", { type: "number", id, min: 1, max: 604800, placeholder, inputmode: "numeric" }), " s");
+    const form = h(
+      "form",
+      {
+        id: "create-form",
+        class: "panel create",
+        onsubmit: (e) => {
+          e.preventDefault();
+          this.create(form);
+        },
+      },
+      h("h2", {}, "New game"),
+      sideSet,
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "Variants"),
+        h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-open-combat" }), " Open Combat — commitments one after the other; 10 Honor each"),
+        h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-random-setup" }), " Random Setup — the service picks and places both sides"),
+        h("div", { class: "check" }, h("label", {}, challenge, " Challenge — Honor adjustment for the Chthonians:"), " ", adjust, h("span", { class: "hint" }, " (the other player then picks the side)")),
+      ),
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "Clocks (optional)"),
+        clock("opt-move-seconds", "Per move", "none"),
+        clock("opt-commit-seconds", "Per commitment", "none"),
+        clock("opt-forfeit-seconds", "Absence before forfeit", "none"),
+      ),
+      h("button", { type: "submit", class: "primary", id: "btn-create" }, "Create game"),
+    );
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "lobby" },
+        h("div", { class: "lobby-left" }, form, this.myGames()),
+        h("div", { class: "lobby-right", id: "lobby-lists" }, h("p", {}, "Loading games…")),
+      ),
+    );
+    this.renderLists();
+  }
+
+  myGames() {
+    const mine = Object.entries(seats()).sort((a, b) => (b[1].saved || 0) - (a[1].saved || 0)).slice(0, 20);
+    return h(
+      "section",
+      { class: "panel", id: "my-games" },
+      h("h2", {}, "Your games"),
+      mine.length
+        ? h(
+            "ul",
+            {},
+            mine.map(([room, rec]) =>
+              h(
+                "li",
+                {},
+                h("a", { href: `#/play/${room}` }, `${room}`),
+                ` — ${rec.seat === "host" ? "Challenge, waiting for an opponent" : FACTION_NAME[rec.seat] || rec.seat} `,
+                h("button", { type: "button", class: "link", onclick: () => { forgetSeat(room); this.render(); } }, "forget"),
+              ),
+            ),
+          )
+        : h("p", { class: "hint" }, "None yet."),
+    );
+  }
+
+  renderLists() {
+    const el = document.getElementById("lobby-lists");
+    if (!el) return;
+    const table = (id, title, rooms, action) =>
+      h(
+        "section",
+        { class: "panel", id },
+        h("h2", {}, title),
+        rooms.length
+          ? h(
+              "table",
+              { class: "rooms" },
+              h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Variants"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, ""))),
+              h("tbody", {}, rooms.map((r) => h("tr", { dataset: { room: r.room } }, h("td", {}, h("code", {}, r.room)), h("td", {}, variantsText(r)), h("td", {}, when(r.created_ms)), h("td", { class: "actions" }, action(r))))),
+            )
+          : h("p", { class: "hint" }, "None."),
+      );
+    replace(
+      el,
+      table("open-games", "Open games (a seat is free)", this.lists.open, (r) => [
+        seatFor(r.room) ? h("a", { class: "button", href: `#/play/${r.room}` }, "Continue") : h("a", { class: "button", href: `#/join/${r.room}` }, r.challenge ? "Join (pick a side)" : `Join (${freeSeats(r).map((s) => FACTION_NAME[s]).join(" or ")})`),
+        " ",
+        h("a", { class: "button secondary", href: `#/watch/${r.room}` }, "Watch"),
+      ]),
+      table("live-games", "Live games", this.lists.live, (r) => [
+        seatFor(r.room) ? [h("a", { class: "button", href: `#/play/${r.room}` }, "Continue"), " "] : "",
+        h("a", { class: "button secondary", href: `#/watch/${r.room}` }, "Watch"),
+      ]),
+      table("finished-games", "Finished games", this.lists.finished.slice(-30).reverse(), (r) => h("a", { class: "button secondary", href: `#/replay/${r.room}` }, "Replay")),
+    );
+  }
+
+  async create(form) {
+    const q = (sel) => form.querySelector(sel);
+    const body = {
+      open_combat: q("#opt-open-combat").checked,
+      random_setup: q("#opt-random-setup").checked,
+    };
+    if (q("#opt-challenge").checked) body.challenge = Number(q("#opt-challenge-value").value);
+    else body.side = form.querySelector("input[name=side]:checked").value;
+    for (const [id, key] of [["#opt-move-seconds", "move_seconds"], ["#opt-commit-seconds", "commit_seconds"], ["#opt-forfeit-seconds", "forfeit_seconds"]]) {
+      const v = q(id).value.trim();
+      if (v) body[key] = Number(v);
+    }
+    const button = q("#btn-create");
+    button.disabled = true;
+    try {
+      const seated = await api.createRoom(body);
+      saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch, creator: true });
+      location.hash = `#/play/${seated.room}`;
+    } catch (error) {
+      toast(`Could not create the game: ${error.message}`, "error");
+      button.disabled = false;
+    }
+  }
+}
+
+/** The page behind an invite link: take a seat, then play. */
+export class JoinPage {
+  constructor(root, room) {
+    this.root = root;
+    this.room = room;
+  }
+
+  async start() {
+    setWhere(`Join game ${this.room}`);
+    const held = seatFor(this.room);
+    if (held && held.seat !== "host") {
+      replace(this.root, h("div", { class: "panel narrow" }, h("h2", {}, "You already have a seat"), h("p", {}, `You play the ${FACTION_NAME[held.seat]} in this game.`), h("a", { class: "button primary", href: `#/play/${this.room}`, id: "btn-continue" }, "Continue the game")));
+      return;
+    }
+    let room;
+    try {
+      room = await api.room(this.room);
+    } catch (error) {
+      replace(this.root, h("div", { class: "panel narrow" }, h("h2", {}, "No such game"), h("p", {}, error.message), h("a", { href: "#/" }, "Back to the lobby")));
+      return;
+    }
+    const free = freeSeats(room);
+    const buttons = [];
+    if (room.challenge) {
+      for (const s of ["olympians", "chthonians"]) buttons.push(h("button", { type: "button", class: "primary", id: `btn-join-${s}`, onclick: () => this.join(s) }, `Play the ${FACTION_NAME[s]}`));
+    } else {
+      for (const s of free) buttons.push(h("button", { type: "button", class: "primary", id: `btn-join-${s}`, onclick: () => this.join(s) }, `Play the ${FACTION_NAME[s]}`));
+    }
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "panel narrow", id: "join-page" },
+        h("h2", {}, `Game ${this.room}`),
+        h("p", {}, `Variants: ${variantsText(room)}.`),
+        room.challenge ? h("p", {}, `This is a Challenge: the creator gave the Chthonians ${room.options.challenge > 0 ? "+" : ""}${room.options.challenge} Honor; you pick your side.`) : null,
+        buttons.length ? h("div", { class: "button-row" }, buttons) : h("p", {}, "Both seats are taken."),
+        h("p", {}, h("a", { href: `#/watch/${this.room}` }, "Watch instead"), " · ", h("a", { href: "#/" }, "Lobby")),
+      ),
+    );
+  }
+
+  stop() {}
+
+  async join(side) {
+    try {
+      const seated = await api.join(this.room, side);
+      saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });
+      location.hash = `#/play/${seated.room}`;
+    } catch (error) {
+      toast(`Could not join: ${error.message}`, "error");
+    }
+  }
+}
+
+/** A Challenge creator holds a host token until the opponent picks a side. */
+export class HostWait {
+  constructor(root, room, record, onSeated) {
+    this.root = root;
+    this.room = room;
+    this.record = record;
+    this.onSeated = onSeated;
+    this.timer = null;
+  }
+
+  start() {
+    setWhere(`Challenge ${this.room}`);
+    const link = `${location.origin}${location.pathname}#/join/${this.room}`;
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "panel narrow", id: "host-wait" },
+        h("h2", {}, "Challenge created"),
+        h("p", {}, "Send this link to your opponent; they pick their side, and you get the other one."),
+        h("input", { id: "invite-link", type: "text", readonly: true, value: link, onfocus: (e) => e.target.select() }),
+        h("p", { class: "waiting", role: "status" }, "Waiting for an opponent to pick a side…"),
+      ),
+    );
+    this.poll();
+    this.timer = setInterval(() => this.poll(), 2000);
+  }
+
+  stop() {
+    clearInterval(this.timer);
+  }
+
+  async poll() {
+    try {
+      const seated = await api.hostSeat(this.room, this.record.token);
+      clearInterval(this.timer);
+      saveSeat(this.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch, hostToken: this.record.token });
+      this.onSeated();
+    } catch (error) {
+      if (error.code !== "no_opponent_yet") {
+        clearInterval(this.timer);
+        toast(`Challenge: ${error.message}`, "error");
+      }
+    }
+  }
+}
