@@ -5,7 +5,7 @@ hot path of the service, and every game loaded from the store (reconnects, resta
 costs a ``replay`` of its events. The positions are real ones, taken from random legal games
 (``olympus.bots``), not hand-picked.
 
-    .venv/bin/python bench/rules_bench.py            # defaults: 200 games, 5 replay runs
+    .venv/bin/python bench/rules_bench.py            # defaults: 200 games, 7 replay runs
     .venv/bin/python bench/rules_bench.py --profile  # plus the top functions under cProfile
 
 Targets on the 2-core dev machine: median execute < 50 µs, replay > 100,000 events/s.
@@ -178,7 +178,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="seed of the random games (1)")
     parser.add_argument("--max-commands", type=int, default=600, help="cap per game (600)")
     parser.add_argument("--repeat", type=int, default=5, help="timings per command, best (5)")
-    parser.add_argument("--runs", type=int, default=5, help="replay runs, best (5)")
+    parser.add_argument("--runs", type=int, default=7, help="replay runs, best (7)")
     parser.add_argument("--profile", action="store_true", help="print cProfile top functions")
     parser.add_argument("--top", type=int, default=15, help="functions per profile (15)")
     args = parser.parse_args()
