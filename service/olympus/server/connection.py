@@ -116,9 +116,12 @@ class Connection:
         loop = asyncio.get_running_loop()
         hello_by = loop.time() + self.settings.hello_timeout
         while self.closing is None:
-            timeout = None if self.room is not None else max(0.0, hello_by - loop.time())
             try:
-                message = await asyncio.wait_for(self.ws.receive(), timeout)
+                if self.room is not None:  # no timeout: wait_for would only cost time
+                    message = await self.ws.receive()
+                else:
+                    timeout = max(0.0, hello_by - loop.time())
+                    message = await asyncio.wait_for(self.ws.receive(), timeout)
             except TimeoutError:
                 self._error("hello_timeout", "Say hello first.", close=protocol.CLOSE_HELLO_TIMEOUT)
                 return
@@ -197,6 +200,12 @@ class Connection:
                 sentence = "This seat token was revoked."
                 raise ProtocolError("token_revoked", sentence, close=protocol.CLOSE_REVOKED)
             self.generation = claim.generation
+        last_seq = hello.last_seq
+        if hello.epoch == runtime.epoch and last_seq and last_seq > runtime.feeds[audience].seq:
+            # The client saw more than this process holds: a hint not heard yet (pub/sub lag,
+            # or pub/sub down after a Redis restart). Read the tail before judging the token,
+            # or a good resume token would get a fresh view instead of the missed events.
+            await runtime.catch_up()
         self.audience = audience
         resumed = runtime.attach(self, hello.last_seq, hello.epoch)
         self.room = runtime

@@ -7,31 +7,48 @@ is a pure function of the event log, hence the same in every process, and a resu
 (epoch, seq) means the same thing wherever the client reconnects.
 
 Frames are encoded once per codec and cached: a hundred spectators cost one encoding.
+
+Messages are kept msgpack-packed, not as dicts: a process holds every message of every room
+it serves for the room's whole life, and bytes are both smaller than a tree of dicts and
+invisible to the cyclic garbage collector, whose full collections would otherwise scan every
+message of every room again and again (docs/performance.md, "Service").
 """
 
 from __future__ import annotations
 
 import bisect
 
+import msgpack
+
 from .protocol import Codec, Frame, Message, event
+
+# A msgpack ``event`` frame is these bytes, the seq, then the packed message: the same bytes as
+# ``MSGPACK.encode(event(seq, message))`` (a 3-entry map, keys in the builder's order).
+_EVENT_HEAD = b"\x83" + msgpack.packb("type") + msgpack.packb("event") + msgpack.packb("seq")
+_EVENT_KEY = msgpack.packb("event")
 
 
 class Feed:
-    __slots__ = ("_frames", "messages", "versions")
+    __slots__ = ("_frames", "_packed", "versions")
 
     def __init__(self) -> None:
-        self.messages: list[Message] = []
+        self._packed: list[bytes] = []  # message k + 1, msgpack-packed
         self.versions: list[int] = []  # event version each message came from (ascending)
         self._frames: dict[str, list[Frame]] = {}
 
     @property
     def seq(self) -> int:
         """Number of the last message (0: none yet)."""
-        return len(self.messages)
+        return len(self._packed)
+
+    @property
+    def messages(self) -> list[Message]:
+        """Every message, decoded (for the HTTP log; frames never need it)."""
+        return [msgpack.unpackb(p, raw=False, strict_map_key=False) for p in self._packed]
 
     def append(self, version: int, message: Message) -> None:
         self.versions.append(version)
-        self.messages.append(message)
+        self._packed.append(msgpack.packb(message, use_bin_type=True))
 
     def seq_at(self, version: int) -> int:
         """The audience's last message number once events up to ``version`` are applied."""
@@ -42,5 +59,11 @@ class Feed:
         frames = self._frames.setdefault(codec.name, [])
         while len(frames) < seq:
             n = len(frames) + 1
-            frames.append(codec.encode(event(n, self.messages[n - 1])))
+            packed = self._packed[n - 1]
+            if codec.binary:
+                frames.append(_EVENT_HEAD + msgpack.packb(n) + _EVENT_KEY + packed)
+            else:
+                frames.append(
+                    codec.encode(event(n, msgpack.unpackb(packed, raw=False, strict_map_key=False)))
+                )
         return frames[seq - 1]

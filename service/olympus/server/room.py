@@ -24,7 +24,6 @@ from olympus.rules import (
     Faction,
     GameState,
     IllegalCommand,
-    LegalAction,
     Phase,
     decode,
     encode,
@@ -101,7 +100,9 @@ class RoomRuntime:
         self.settings = settings
         self.metrics = metrics
         self.state = GameState()
-        self.events: list[Event] = []
+        # The log as stored (msgpack bytes, not Event objects: see feed.py on memory and GC);
+        # decoded only for the unredacted log at the game's end.
+        self.log: list[bytes] = []
         self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
         self.subscribers: set[Subscriber] = set()
         self.batch_listeners: list[BatchListener] = []
@@ -111,12 +112,17 @@ class RoomRuntime:
         self.lock = asyncio.Lock()
         self.last_used = time.monotonic()
         self.gone = False
-        self._legal: dict[Faction, tuple[int, list[LegalAction]]] = {}
         self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame | None]] = {}
         self._over_frames: dict[str, Frame] = {}
         self._dirty = False
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
+        self._hinted = 0  # the newest version a hint announced
+        self._read_anyway = False  # a (re)subscription: read the tail whatever the hints say
+        # Seat sockets owed a ``legal`` once this turn of the event loop has sent their events.
+        self._legal_due: set[Subscriber] = set()
+        self._over_due: set[Subscriber] = set()  # owed ``game_over`` (built from the whole log)
+        self._legal_handle: asyncio.Handle | None = None
 
     @property
     def version(self) -> int:
@@ -133,12 +139,15 @@ class RoomRuntime:
 
     def load(self, stored: list[StoredEvent]) -> None:
         """Fold the room's whole log (the registry's first read)."""
-        self._fold([(s.version, decode(s.data)) for s in stored])
+        self._fold([(s.version, decode(s.data), s.data) for s in stored])
 
-    def _fold(self, numbered: list[tuple[int, Event]]) -> bool:
-        """Fold new events into the state and every feed; False if nothing was new."""
+    def _fold(self, numbered: list[tuple[int, Event, bytes]]) -> bool:
+        """Fold new events (version, event, its encoding) into the state and every feed.
+
+        False if nothing was new.
+        """
         folded = False
-        for version, event in numbered:
+        for version, event, data in numbered:
             if version <= self.version:
                 continue  # already folded (a hint raced our own append)
             if version != self.version + 1:
@@ -149,39 +158,46 @@ class RoomRuntime:
                 message = observe_event(event, audience, before, after)
                 if message is not None:
                     feed.append(version, message)
-            self.events.append(event)
+            self.log.append(data)
             self.state = after
             folded = True
         return folded
 
-    def _apply(self, numbered: list[tuple[int, Event]], since: float) -> None:
-        """Fold a batch, push it to the local sockets, tell the listeners."""
+    def _apply(
+        self, numbered: list[tuple[int, Event, bytes]], since: float, own: bool = False
+    ) -> None:
+        """Fold a batch, push it to the local sockets, tell the listeners.
+
+        ``own``: our own append's batch; ``submit`` schedules its ``legal`` frames on return.
+        """
         was_over = self.over
         if not self._fold(numbered):
             return
         ended = not was_over and self.over
         for sub in list(self.subscribers):
-            self._push_new(sub)
+            if self._push_new(sub) and sub.audience is not None:
+                self._legal_due.add(sub)
             if ended:
-                sub.push(self._over_frame(sub.codec))
+                self._over_due.add(sub)
+        if not own:
+            self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
         for listener in self.batch_listeners:
             listener(self)
 
     # -- frames -----------------------------------------------------------------------------
 
-    def legal_actions(self, seat: Faction) -> list[LegalAction]:
-        cached = self._legal.get(seat)
-        if cached is None or cached[0] != self.version:
-            cached = (self.version, legal_actions(self.state, seat))
-            self._legal[seat] = cached
-        return cached[1]
-
     def _legal_frame(self, seat: Faction, codec: Codec) -> Frame | None:
+        """The seat's ``legal`` frame now, cached per version and codec.
+
+        Only the encoded frame is kept, never the actions: they are thousands of objects per
+        position, and kept until the room's next command they would outlive the young
+        generations of the garbage collector and make its full collections frequent.
+        """
         key = (seat, codec.name)
         cached = self._legal_frames.get(key)
         if cached is None or cached[0] != self.version:
-            actions = self.legal_actions(seat)
+            actions = legal_actions(self.state, seat)
             seq = self.feeds[seat].seq
             frame = codec.encode(protocol.legal(seq, actions)) if actions else None
             cached = (self.version, frame)
@@ -190,7 +206,7 @@ class RoomRuntime:
 
     def full_log(self) -> list[protocol.Message]:
         """Every event unredacted (JSON-able); only ever sent once the game is over (R7)."""
-        return [to_dict(e) for e in self.events]
+        return [to_dict(decode(data)) for data in self.log]
 
     def _over_frame(self, codec: Codec) -> Frame:
         if codec.name not in self._over_frames:
@@ -198,15 +214,43 @@ class RoomRuntime:
             self._over_frames[codec.name] = codec.encode(message)
         return self._over_frames[codec.name]
 
-    def _push_new(self, sub: Subscriber) -> None:
+    def _push_new(self, sub: Subscriber) -> bool:
+        """Queue the socket's new event frames; False if it had none."""
         feed = self.feeds[sub.audience]
         if feed.seq <= sub.sent_seq:
-            return
+            return False
         for seq in range(sub.sent_seq + 1, feed.seq + 1):
             sub.push(feed.frame(sub.codec, seq))
         sub.sent_seq = feed.seq
-        if sub.audience is not None and (frame := self._legal_frame(sub.audience, sub.codec)):
-            sub.push(frame)
+        return True
+
+    def _schedule_legal(self) -> None:
+        if (self._legal_due or self._over_due) and self._legal_handle is None:
+            self._legal_handle = asyncio.get_running_loop().call_soon(self._push_legal)
+
+    def _push_legal(self) -> None:
+        """Send ``legal`` (and ``game_over``) to the sockets owed one, once their events are
+        on their way.
+
+        Deferred by one turn of the event loop (``call_soon`` after the frames were queued, so
+        the sockets' writers run first): computing legal actions costs milliseconds, and the
+        events of a command must not wait for the next command's options. ``legal`` still
+        follows the events it is about on each socket, ``game_over`` the last event; either may
+        now follow the ``ack``.
+        """
+        self._legal_handle = None
+        due, self._legal_due = self._legal_due, set()
+        for sub in due:
+            if sub not in self.subscribers or sub.audience is None:
+                continue
+            if sub.sent_seq != self.feeds[sub.audience].seq:
+                continue  # not up to date: impossible after _push_new, but never a stale legal
+            if frame := self._legal_frame(sub.audience, sub.codec):
+                sub.push(frame)
+        over, self._over_due = self._over_due, set()
+        for sub in over:
+            if sub in self.subscribers:
+                sub.push(self._over_frame(sub.codec))
 
     # -- sockets ----------------------------------------------------------------------------
 
@@ -231,6 +275,7 @@ class RoomRuntime:
         else:
             sub.push(codec.encode(protocol.view(feed.seq, view(self.state, sub.audience))))
         sub.sent_seq = feed.seq
+        self._legal_due.discard(sub)
         if sub.audience is not None and (frame := self._legal_frame(sub.audience, codec)):
             sub.push(frame)
         if self.over:
@@ -241,6 +286,8 @@ class RoomRuntime:
 
     def detach(self, sub: Subscriber) -> None:
         self.subscribers.discard(sub)
+        self._legal_due.discard(sub)
+        self._over_due.discard(sub)
         self.touch()
 
     def revoke(self, seat: Faction, generation: int) -> None:
@@ -265,6 +312,10 @@ class RoomRuntime:
         """
         if hinted is not None and hinted <= self.version:
             return
+        if hinted is None:
+            self._read_anyway = True
+        else:
+            self._hinted = max(self._hinted, hinted)
         if not self._dirty:
             self._hint_at = time.perf_counter()
         self._dirty = True
@@ -277,7 +328,11 @@ class RoomRuntime:
             since = self._hint_at
             try:
                 async with self.lock:
-                    await self._read_tail(since)
+                    # The hint of our own append often arrives before the append's reply: by
+                    # the time we hold the lock, it is folded and there is nothing to read.
+                    if self._read_anyway or self._hinted > self.version:
+                        self._read_anyway = False
+                        await self._read_tail(since)
             except Exception as error:  # the next hint or sweep reads again; never crash
                 log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
                 return
@@ -294,7 +349,7 @@ class RoomRuntime:
             return True
         if not stored:
             return False
-        self._apply([(s.version, decode(s.data)) for s in stored], since)
+        self._apply([(s.version, decode(s.data), s.data) for s in stored], since)
         return True
 
     async def _refresh(self) -> bool:
@@ -319,9 +374,8 @@ class RoomRuntime:
         log.warning("room log changed under the cache", extra={"room": self.room_id})
         stored = await self.store.read(self.room_id, 0)
         self.close_all(protocol.CLOSE_RESYNC, "resync")
-        self.state, self.events = GameState(), []
+        self.state, self.log = GameState(), []
         self.feeds = {a: Feed() for a in AUDIENCES}
-        self._legal.clear()
         self._legal_frames.clear()
         self._over_frames.clear()
         self.load(stored)
@@ -338,7 +392,16 @@ class RoomRuntime:
 
         ``command_id`` makes a retried command (a lost ack, a reconnect) a duplicate instead of
         a second application. Raises ``CommandRejected``: nothing was appended.
+
+        The ``legal`` frames its events make due are computed after the caller has taken the
+        result (its ``ack`` queued, its metrics counted), at the next turn of the event loop.
         """
+        try:
+            return await self._submit(command, command_id)
+        finally:
+            self._schedule_legal()
+
+    async def _submit(self, command: Command, command_id: str) -> Submitted:
         result: Submitted | None = None
         async with self.lock:
             for _ in range(self.settings.append_retries):
@@ -366,11 +429,10 @@ class RoomRuntime:
 
     async def _append(self, events: list[Event], command_id: str) -> Submitted | None:
         expected = self.version
+        encoded = [encode(e) for e in events]
         start = time.perf_counter()
         try:
-            appended = await self.store.append(
-                self.room_id, expected, [encode(e) for e in events], command_id
-            )
+            appended = await self.store.append(self.room_id, expected, encoded, command_id)
         except VersionConflict as conflict:
             self.metrics.conflicts.inc()
             if conflict.actual < expected:
@@ -384,5 +446,6 @@ class RoomRuntime:
             await self._read_tail(time.perf_counter())
             return Submitted(appended.version, duplicate=True)
         first = appended.first_version
-        self._apply([(first + i, e) for i, e in enumerate(events)], time.perf_counter())
+        numbered = [(first + i, e, d) for i, (e, d) in enumerate(zip(events, encoded, strict=True))]
+        self._apply(numbered, time.perf_counter(), own=True)
         return Submitted(appended.version, duplicate=False)

@@ -49,6 +49,11 @@ class Settings:
     append_retries: int = 8
     redis_pool_size: int = 64
     redis_timeout: float = 10.0
+    # Cyclic GC thresholds of an ``olympus serve`` process (gc.set_threshold); it also freezes
+    # what it loaded at start. Python's defaults (700, 10, 10) promote every command's
+    # short-lived objects (legal actions) to the old generation, whose full collections then
+    # scan every room held: half the CPU time at 500 rooms (docs/performance.md, "Service").
+    gc_thresholds: tuple[int, int, int] = (50_000, 20, 10)
     seed_source: Callable[[], int] = field(default=_system_seed)
 
     @classmethod

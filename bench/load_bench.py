@@ -1,0 +1,746 @@
+"""Load benchmark of the game service: real ``olympus serve``, real websockets, random bots.
+
+Starts one ``olympus serve`` process (with its own embedded Redis, or on ``--redis-url``, or on
+a Redis the bench starts with ``--appendfsync everysec``), opens N rooms with two seats each
+(and a spectator with ``--spectators``) over real websockets from one or more load-generator
+processes, and plays random legal games: a bot picks from each seat's ``legal`` message,
+biased towards moves (and forward moves), and a room starts a new game when one ends.
+
+Modes:
+
+- ``closed``: every room plays as fast as it can; a seat sends its next command as soon as it
+  has a ``legal`` message about the room's latest event (one command in flight per room).
+- ``open``: every room sends one command every ``--interval`` seconds (±``--jitter``), at a
+  random phase. A room still keeps one command in flight: a tick that finds the previous one
+  unacknowledged is counted (``busy_ticks``) and its command leaves as soon as the previous is
+  acked, so an overloaded open loop degrades into a closed one instead of piling up.
+
+Latency of a command (printed as p50/p95/p99): from just before the client sends the command
+frame to the moment the last of the room's recipients (both seats, and the spectator) has
+received the ``event`` message numbered with the command's ``ack.seq``, as seen by the load
+generator's event loop (its own scheduling delays are included; ``--workers 2`` halves them).
+Without Random Setup, every event but ``RandomSetupDrawn`` reaches every audience
+(``observe_event``), so all audiences number the room's messages alike and ``ack.seq`` names
+the command's last event in each of them (the bench checks that the numbering agreed when each
+game ends). Only commands
+sent inside the measured window count; warm-up and connection set-up are excluded.
+
+Also printed: acknowledged commands per second, CPU of the server process and of its
+redis-server (% of one core, from /proc/<pid>/stat over the window), their RSS (VmRSS) and
+the RSS growth per room since before the rooms were created, and the load generator's CPU.
+
+Run ``.venv/bin/python bench/load_bench.py --help``; see bench/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import dataclasses
+import itertools
+import json
+import multiprocessing
+import os
+import random
+import resource
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgpack
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed
+
+from olympus.rules import Faction, random_placements
+
+ROOT = Path(__file__).resolve().parent.parent
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+SEATS = (Faction.OLYMPIANS, Faction.CHTHONIANS)
+# The bot: a command type first (moves dominate, so games progress), then an action within it
+# weighted HONOR_BIAS ** honor (forward moves over backward ones), like olympus.bots, but on the
+# wire dicts of the ``legal`` message (no pydantic parsing in the load generator).
+TYPE_WEIGHTS = {"move": 20.0, "liturgy": 1.0, "pass": 1.0}
+HONOR_BIAS = 3.0
+RETRIED = ("rate_limited", "busy", "unavailable")
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--mode", choices=("closed", "open"), default="closed")
+    p.add_argument("--rooms", type=int, default=None, help="rooms (closed: 500, open: 2000)")
+    p.add_argument("--seconds", type=float, default=30.0, help="measured window (30)")
+    p.add_argument("--warmup", type=float, default=5.0, help="played, not measured (5)")
+    p.add_argument("--interval", type=float, default=2.0, help="open loop: s between commands")
+    p.add_argument("--jitter", type=float, default=0.25, help="open loop: ± fraction (0.25)")
+    p.add_argument("--spectators", action="store_true", help="a spectator socket per room")
+    p.add_argument("--workers", type=int, default=2, help="load-generator processes (2)")
+    p.add_argument("--max-game-commands", type=int, default=400, help="abandon longer games")
+    p.add_argument("--redis-url", default=None, help="use this Redis (default: embedded)")
+    p.add_argument(
+        "--appendfsync",
+        choices=("always", "everysec"),
+        default="always",
+        help="embedded Redis: 'always' = the server's own (olympus serve, the production\n"
+        "setting); 'everysec' = a Redis started by the bench, passed as --redis-url",
+    )
+    p.add_argument("--port", type=int, default=0, help="server port (default: a free one)")
+    p.add_argument("--url", default=None, help="bench an already running server (no CPU/RSS)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument(
+        "--profile",
+        default=None,
+        metavar="FILE",
+        help="py-spy record the server over the window into FILE (collapsed stacks);\n"
+        "needs py-spy (.venv/bin/pip install py-spy)",
+    )
+    p.add_argument("--json", default=None, help="also write the results to this file")
+    args = p.parse_args(argv)
+    if args.rooms is None:
+        args.rooms = 500 if args.mode == "closed" else 2000
+    return args
+
+
+# -- /proc ---------------------------------------------------------------------------------------
+
+
+def cpu_ticks(pid: int) -> int:
+    """utime + stime of ``pid``, in clock ticks."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+def scrape(url: str) -> dict[str, float]:
+    """The server's /metrics as {series: value} (histogram buckets included)."""
+    found = {}
+    with contextlib.suppress(httpx.HTTPError):
+        for line in httpx.get(f"{url}/metrics", timeout=10).text.splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                found[name] = float(value)
+    return found
+
+
+def histogram_quantiles(
+    before: dict[str, float], after: dict[str, float], name: str
+) -> dict[str, float | None]:
+    """p50/p99 of a server histogram over the window, as bucket upper bounds (ms)."""
+    prefix = f'{name}_bucket{{le="'
+    bounds = [k[len(prefix) : -2] for k in after if k.startswith(prefix)]
+    counts = [(b, after[f'{prefix}{b}"}}'] - before.get(f'{prefix}{b}"}}', 0)) for b in bounds]
+    total = counts[-1][1] if counts else 0
+    out: dict[str, float | None] = {}
+    for q in (50, 99):
+        bound = next((b for b, n in counts if total and n >= total * q / 100), None)
+        out[f"p{q}_at_most"] = None if bound in (None, "+Inf") else float(bound) * 1000
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+# -- the server under test -----------------------------------------------------------------------
+
+
+class Server:
+    """``olympus serve`` in its own process group; its redis-server found by pid."""
+
+    def __init__(self, args: argparse.Namespace, work: Path) -> None:
+        self.args = args
+        self.work = work
+        self.port = args.port or free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.bench_redis: Any = None  # an EmbeddedRedis of the bench's own (everysec)
+        self.redis_pid: int | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        redis_url = self.args.redis_url
+        if redis_url is None and self.args.appendfsync == "everysec":
+            from olympus.store import EmbeddedRedis
+
+            self.bench_redis = EmbeddedRedis(self.work / "redis", appendfsync="everysec").start()
+            redis_url = self.bench_redis.url
+            self.redis_pid = self.bench_redis.pid
+        command = [sys.executable, "-m", "olympus.cli", "serve", "--host", "127.0.0.1"]
+        command += ["--port", str(self.port), "--data-dir", str(self.work / "data")]
+        if redis_url:
+            command += ["--redis-url", redis_url]
+        env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "OLYMPUS_PREFIX")}
+        env["OLYMPUS_PREFIX"] = f"bench-{os.getpid()}"
+        with open(self.work / "server.log", "ab") as log:
+            self.proc = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+            )
+        deadline = time.monotonic() + 60
+        while True:
+            if self.proc.poll() is not None:
+                raise RuntimeError(
+                    f"server exited: {(self.work / 'server.log').read_text()[-2000:]}"
+                )
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{self.url}/healthz", timeout=1).status_code == 200:
+                    break
+            if time.monotonic() > deadline:
+                raise TimeoutError("server did not become healthy")
+            time.sleep(0.1)
+        if self.redis_pid is None and not self.args.redis_url:
+            kids = children(self.proc.pid)  # the embedded redis-server of olympus serve
+            self.redis_pid = kids[0] if kids else None
+
+    def pids(self) -> dict[str, int]:
+        found = {"server": self.proc.pid} if self.proc else {}
+        if self.redis_pid:
+            found["redis"] = self.redis_pid
+        return found
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGTERM)  # also stops its embedded Redis
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        if self.redis_pid and not self.bench_redis:  # if the server died without stopping it
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.redis_pid, signal.SIGTERM)
+        if self.bench_redis is not None:
+            self.bench_redis.stop()
+
+
+# -- the load generator --------------------------------------------------------------------------
+
+
+def choose(rng: random.Random, actions: list[dict[str, Any]]) -> dict[str, Any]:
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for action in actions:
+        by_type.setdefault(action["command"]["type"], []).append(action)
+    kinds = list(by_type)
+    kind = rng.choices(kinds, [TYPE_WEIGHTS.get(k, 1.0) for k in kinds])[0]
+    candidates = by_type[kind]
+    return rng.choices(candidates, [HONOR_BIAS ** a["honor"] for a in candidates])[0]["command"]
+
+
+@dataclass
+class Stats:
+    latencies: list[float] = field(default_factory=list)
+    acked: int = 0  # acks received in the window
+    sent: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    retried: dict[str, int] = field(default_factory=dict)  # resent after these errors
+    games: int = 0
+    abandoned: int = 0
+    numbering_mismatch: int = 0
+    disconnects: int = 0
+    busy_ticks: int = 0  # open loop: the tick came while the room's command was in flight
+    errors: list[str] = field(default_factory=list)
+
+
+class Recipient:
+    """One socket of a room: a seat or the spectator."""
+
+    def __init__(self, room: Room, seat: Faction | None, ws: ClientConnection) -> None:
+        self.room = room
+        self.seat = seat
+        self.ws = ws
+        self.seq = 0
+        self.arrivals: list[float] = []  # arrivals[k] = when event seq k + 1 came
+        self.types: list[str] = []
+        self.legal: dict[str, Any] | None = None
+        self.over = False
+        self.retired = False  # a socket of a previous game of the room
+        self.task: asyncio.Task[None] | None = None
+
+    async def read(self) -> None:
+        try:
+            async for frame in self.ws:
+                self.room.handle(self, msgpack.unpackb(frame, raw=False))
+        except ConnectionClosed:
+            pass
+        except Exception as error:  # a bug in the bench: say it, do not hang
+            self.room.bench.stats.errors.append(repr(error))
+        if not self.over and not self.retired and not self.room.closing:
+            self.room.bench.stats.disconnects += 1
+            self.room.restart()
+
+
+class Room:
+    def __init__(self, bench: Bench, index: int) -> None:
+        self.bench = bench
+        self.index = index
+        self.rng = random.Random(bench.args.seed * 100_003 + index)
+        self.recipients: list[Recipient] = []
+        self.seats: dict[Faction, Recipient] = {}
+        self.pending: dict[str, Any] | None = None
+        self.open: list[tuple[float, int, bool]] = []  # (sent at, ack seq, in window)
+        self.setups: list[Faction] = []
+        self.commands = 0
+        self.closing = False
+        self.ready = False
+        self.want = bench.args.mode == "closed"  # open loop: set by the room's ticker
+        self.ids = itertools.count(1)
+        self.game = 0
+        self._restarting: asyncio.Task[None] | None = None
+
+    # -- games --------------------------------------------------------------------------------
+
+    async def new_game(self) -> None:
+        bench = self.bench
+        for r in self.recipients:
+            r.retired = True
+            with contextlib.suppress(Exception):
+                await r.ws.close()
+        reply = await bench.http.post("/rooms", json={"side": "olympians"})
+        reply.raise_for_status()
+        created = reply.json()
+        reply = await bench.http.post(f"/rooms/{created['room']}/join", json={})
+        reply.raise_for_status()
+        joined = reply.json()
+        tokens = {Faction.OLYMPIANS: created["token"], Faction.CHTHONIANS: joined["token"]}
+        hellos: list[tuple[Faction | None, dict[str, Any]]] = [
+            (f, {"token": tokens[f]}) for f in SEATS
+        ]
+        if bench.args.spectators:
+            hellos.append((None, {"spectate": created["room"]}))
+        self.recipients, self.seats = [], {}
+        for seat, hello in hellos:
+            ws = await connect(
+                bench.ws_url,
+                subprotocols=["olympus.msgpack"],  # type: ignore[list-item]
+                compression=None,
+                max_size=None,
+                ping_interval=None,
+                open_timeout=60,
+            )
+            await ws.send(
+                msgpack.packb({"type": "hello", **hello, "last_seq": 0, "epoch": created["epoch"]})
+            )
+            welcome = msgpack.unpackb(await ws.recv(), raw=False)
+            assert welcome["type"] == "welcome" and welcome["resumed"], welcome
+            recipient = Recipient(self, seat, ws)
+            self.recipients.append(recipient)
+            if seat is not None:
+                self.seats[seat] = recipient
+        self.pending, self.open, self.commands = None, [], 0
+        self.setups = list(SEATS)
+        self.rng.shuffle(self.setups)
+        self.game += 1
+        for recipient in self.recipients:
+            recipient.task = asyncio.get_running_loop().create_task(recipient.read())
+        self.ready = True
+        self.pump()
+
+    def restart(self) -> None:
+        """The game ended (or was abandoned, or a socket dropped): a new room, new sockets."""
+        if self._restarting is not None and not self._restarting.done():
+            return
+        self.ready = False
+        self._restarting = asyncio.get_running_loop().create_task(self._restart())
+
+    async def _restart(self) -> None:
+        """Retried until it works (an overloaded server may drop an HTTP connection)."""
+        for attempt in itertools.count():
+            try:
+                await self.new_game()
+                return
+            except Exception as error:
+                self.bench.stats.errors.append(f"new game: {error!r}")
+                if self.bench.stopping:
+                    return
+                await asyncio.sleep(min(2.0, 0.2 * (attempt + 1)))
+
+    # -- messages -----------------------------------------------------------------------------
+
+    def handle(self, r: Recipient, message: dict[str, Any]) -> None:
+        kind = message["type"]
+        if kind == "event":
+            r.seq = message["seq"]
+            r.arrivals.append(time.monotonic())
+            r.types.append(message["event"]["t"])
+            if self.open:
+                self.settle()
+        elif kind == "legal":
+            r.legal = message
+        elif kind == "ack":
+            self.acked(message)
+        elif kind == "error":
+            self.refused(message)
+        elif kind == "game_over":
+            r.over = True
+            if all(x.over for x in self.recipients):
+                self.game_over()
+            return
+        self.pump()
+
+    def acked(self, message: dict[str, Any]) -> None:
+        pending, self.pending = self.pending, None
+        assert pending is not None and message["id"] == pending["id"], (message, pending)
+        bench = self.bench
+        in_window = bench.start <= pending["sent"] < bench.end
+        if bench.start <= time.monotonic() < bench.end:
+            bench.stats.acked += 1
+        self.open.append((pending["sent"], message["seq"], in_window))
+        self.settle()
+
+    def refused(self, message: dict[str, Any]) -> None:
+        pending = self.pending
+        if pending is None:
+            self.bench.stats.errors.append(f"error without a command: {message}")
+            return
+        if message["code"] in RETRIED:
+            retried = self.bench.stats.retried
+            retried[message["code"]] = retried.get(message["code"], 0) + 1
+            asyncio.get_running_loop().call_later(0.05, self.resend)
+            return
+        # A rules refusal: the bot acted on a legal list the room had moved past (combat).
+        codes = self.bench.stats.refused
+        codes[message["code"]] = codes.get(message["code"], 0) + 1
+        self.pending = None
+
+    def resend(self) -> None:
+        if self.pending is not None and self.ready:
+            asyncio.get_running_loop().create_task(self.send(self.pending))
+
+    def settle(self) -> None:
+        """Close the measurements whose last event reached every recipient."""
+        still = []
+        for sent, seq, in_window in self.open:
+            if all(r.seq >= seq for r in self.recipients):
+                if in_window:
+                    last = max(r.arrivals[seq - 1] for r in self.recipients)
+                    self.bench.stats.latencies.append(last - sent)
+            else:
+                still.append((sent, seq, in_window))
+        self.open = still
+
+    def game_over(self) -> None:
+        stats = self.bench.stats
+        stats.games += 1
+        types = [r.types for r in self.recipients]
+        if any(t != types[0] for t in types):
+            stats.numbering_mismatch += 1
+        self.restart()
+
+    # -- acting -------------------------------------------------------------------------------
+
+    def pump(self) -> None:
+        """Send the room's next command if one is due and a seat may act."""
+        if not self.ready or self.pending is not None or not self.want or not self.bench.playing:
+            return
+        if self.commands >= self.bench.args.max_game_commands:
+            self.bench.stats.abandoned += 1
+            self.restart()
+            return
+        if self.setups:
+            side = self.setups[0]
+            command = {"type": "submit_setup", "placements": random_placements(self.rng, side)}
+        else:
+            latest = max(r.seq for r in self.recipients)
+            able = [
+                s
+                for s in self.seats.values()
+                if s.legal is not None and s.legal["seq"] == s.seq == latest
+            ]
+            if not able:
+                return
+            seat = self.rng.choice(able)
+            side = seat.seat  # type: ignore[assignment]
+            command = choose(self.rng, seat.legal["actions"])  # type: ignore[index]
+            seat.legal = None
+        if self.setups:
+            self.setups.pop(0)
+        self.commands += 1
+        if self.bench.start <= time.monotonic() < self.bench.end:
+            self.bench.stats.sent += 1
+        self.pending = {
+            "id": f"c{next(self.ids)}",
+            "seat": side,
+            "command": command,
+            "sent": time.monotonic(),
+        }
+        if self.bench.args.mode == "open":
+            self.want = False
+        asyncio.get_running_loop().create_task(self.send(self.pending))
+
+    async def send(self, pending: dict[str, Any]) -> None:
+        frame = msgpack.packb(
+            {"type": "command", "id": pending["id"], "command": pending["command"]}
+        )
+        with contextlib.suppress(ConnectionClosed):
+            await self.seats[pending["seat"]].ws.send(frame)
+
+    async def ticker(self) -> None:
+        """Open loop: one command every ``interval`` (± jitter), at a random phase."""
+        args = self.bench.args
+        await asyncio.sleep(self.rng.uniform(0, args.interval))
+        while not self.bench.stopping:
+            if self.pending is not None:
+                self.bench.stats.busy_ticks += 1
+            self.want = True
+            self.pump()
+            jitter = self.rng.uniform(-args.jitter, args.jitter)
+            await asyncio.sleep(args.interval * (1 + jitter))
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace, url: str, rooms: range) -> None:
+        self.args = args
+        self.url = url
+        self.ws_url = url.replace("http://", "ws://") + "/ws"
+        self.room_ids = rooms
+        self.stats = Stats()
+        self.start = float("inf")
+        self.end = float("inf")
+        self.playing = False  # set once every room of every worker is connected
+        self.stopping = False
+        self.http: httpx.AsyncClient
+
+    async def run(self, control: Any) -> Stats:
+        # Idle connections are dropped before uvicorn's 5 s keep-alive would close them under us.
+        limits = httpx.Limits(max_connections=32, max_keepalive_connections=32, keepalive_expiry=3)
+        async with httpx.AsyncClient(base_url=self.url, timeout=60, limits=limits) as http:
+            self.http = http
+            rooms = [Room(self, i) for i in self.room_ids]
+            gate = asyncio.Semaphore(32)
+
+            async def open_room(room: Room) -> None:
+                async with gate:
+                    await room.new_game()
+
+            await asyncio.gather(*(open_room(r) for r in rooms))
+            control.send("ready")
+            loop = asyncio.get_running_loop()
+            self.start, self.end = await loop.run_in_executor(None, control.recv)
+            self.playing = True
+            tickers = []
+            if self.args.mode == "open":
+                tickers = [loop.create_task(r.ticker()) for r in rooms]
+            else:
+                for room in rooms:
+                    room.pump()
+            await asyncio.sleep(max(0.0, self.end - time.monotonic()))
+            self.stopping = True
+            await asyncio.sleep(1.0)  # let the window's last commands settle
+            for task in tickers:
+                task.cancel()
+            for room in rooms:
+                room.closing = True
+                for r in room.recipients:
+                    with contextlib.suppress(Exception):
+                        await r.ws.close()
+        return self.stats
+
+
+def worker(args: argparse.Namespace, url: str, rooms: range, control: Any) -> None:
+    with contextlib.suppress(ImportError):
+        import uvloop
+
+        uvloop.install()
+    stats = asyncio.run(Bench(args, url, rooms).run(control))
+    control.send(dataclasses.asdict(stats))
+
+
+# -- the run -------------------------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q / 100 * len(ordered)))]
+
+
+def raise_fd_limit() -> None:
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    raise_fd_limit()
+    sockets = args.rooms * (3 if args.spectators else 2)
+    work = Path(tempfile.mkdtemp(prefix="olb-"))
+    server = Server(args, work)
+    if args.url:
+        url = args.url
+    else:
+        server.start()
+        url = server.url
+    try:
+        time.sleep(1.0)
+        pids = {} if args.url else server.pids()
+        rss_before = {k: rss_kb(p) for k, p in pids.items()}
+        ctx = multiprocessing.get_context("spawn")
+        pipes, procs = [], []
+        for w in range(args.workers):
+            mine = range(w, args.rooms, args.workers)
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=worker, args=(args, url, mine, child), daemon=True)
+            proc.start()
+            pipes.append(parent)
+            procs.append(proc)
+        t0 = time.monotonic()
+        for pipe in pipes:
+            assert pipe.recv() == "ready"
+        setup_s = time.monotonic() - t0
+        start = time.monotonic() + args.warmup
+        end = start + args.seconds
+        for pipe in pipes:
+            pipe.send((start, end))
+        time.sleep(max(0.0, start - time.monotonic()))
+        spy = None
+        if args.profile and "server" in pids:
+            exe = Path(sys.executable).with_name("py-spy")
+            spy = subprocess.Popen(
+                [
+                    str(exe if exe.exists() else "py-spy"),
+                    *("record", "-p", str(pids["server"]), "-d", str(int(args.seconds))),
+                    *("-r", "100", "-f", "raw", "--nonblocking", "-o", args.profile),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        metrics0 = scrape(url)
+        cpu0 = {k: cpu_ticks(p) for k, p in pids.items()}
+        gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
+        time.sleep(max(0.0, end - time.monotonic()))
+        cpu1 = {k: cpu_ticks(p) for k, p in pids.items()}
+        gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
+        rss_after = {k: rss_kb(p) for k, p in pids.items()}
+        metrics1 = scrape(url)
+        health = {}
+        if not args.url:
+            with contextlib.suppress(Exception):
+                health = httpx.get(f"{url}/healthz", timeout=5).json()
+        results = [pipe.recv() for pipe in pipes]
+        if spy is not None:
+            spy.wait(60)
+        for proc in procs:
+            proc.join(30)
+    finally:
+        if not args.url:
+            server.stop()
+
+    stats = Stats()
+    for s in (Stats(**r) for r in results):
+        stats.latencies += s.latencies
+        for name in (
+            "acked",
+            "sent",
+            "games",
+            "abandoned",
+            "numbering_mismatch",
+            "disconnects",
+            "busy_ticks",
+        ):
+            setattr(stats, name, getattr(stats, name) + getattr(s, name))
+        for code, n in s.refused.items():
+            stats.refused[code] = stats.refused.get(code, 0) + n
+        for code, n in s.retried.items():
+            stats.retried[code] = stats.retried.get(code, 0) + n
+        stats.errors += s.errors
+    ms = [x * 1000 for x in stats.latencies]
+    seconds = args.seconds
+    cpu = {k: (cpu1[k] - cpu0[k]) / CLK_TCK / seconds * 100 for k in cpu0}
+    gen_cpu = sum(gen1[w] - gen0[w] for w in gen0) / CLK_TCK / seconds * 100
+    out = {
+        "mode": args.mode,
+        "rooms": args.rooms,
+        "spectators": args.spectators,
+        "sockets": sockets,
+        "workers": args.workers,
+        "appendfsync": "external" if args.redis_url else args.appendfsync,
+        "seconds": seconds,
+        "setup_seconds": round(setup_s, 1),
+        "commands_per_second": round(stats.acked / seconds, 1),
+        "offered_per_second": (
+            round(args.rooms / args.interval, 1) if args.mode == "open" else "as fast as acked"
+        ),
+        "latency_ms": {
+            "n": len(ms),
+            "p50": round(percentile(ms, 50), 2),
+            "p95": round(percentile(ms, 95), 2),
+            "p99": round(percentile(ms, 99), 2),
+            "max": round(max(ms), 1) if ms else None,
+            "mean": round(statistics.fmean(ms), 2) if ms else None,
+        },
+        "cpu_percent": {k: round(v, 1) for k, v in cpu.items()},
+        "server_cpu_ms_per_command": (
+            round(cpu["server"] * 10 / (stats.acked / seconds), 2)
+            if stats.acked and "server" in cpu
+            else None
+        ),
+        "load_generator_cpu_percent": round(gen_cpu, 1),
+        "rss_mb": {k: round(v / 1024, 1) for k, v in rss_after.items()},
+        "rss_growth_kb_per_room": {
+            k: round((rss_after[k] - rss_before[k]) / args.rooms, 1) for k in rss_after
+        },
+        "server_append_ms": histogram_quantiles(metrics0, metrics1, "olympus_append_seconds"),
+        "server_fanout_ms": histogram_quantiles(metrics0, metrics1, "olympus_fanout_seconds"),
+        "rooms_loaded_at_end": health.get("rooms"),
+        "rss_growth_kb_per_loaded_room": {
+            k: round((rss_after[k] - rss_before[k]) / max(1, health.get("rooms") or 1), 1)
+            for k in rss_after
+        },
+        "games_finished": stats.games,
+        "games_abandoned": stats.abandoned,
+        "refused": stats.refused,
+        "retried": stats.retried,
+        "disconnects": stats.disconnects,
+        "numbering_mismatch": stats.numbering_mismatch,
+        "busy_ticks": stats.busy_ticks,
+        "errors_total": len(stats.errors),
+        "errors": stats.errors[:5],
+        "nproc": os.cpu_count(),
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(out, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    targets = {"closed": (2000, 150.0), "open": (None, 30.0)}[args.mode]
+    rate, p99 = targets
+    verdicts = []
+    if rate is not None:
+        verdicts.append(
+            f"≥ {rate} commands/s: {'met' if stats.acked / seconds >= rate else 'MISSED'}"
+        )
+    verdicts.append(f"p99 < {p99:.0f} ms: {'met' if ms and percentile(ms, 99) < p99 else 'MISSED'}")
+    print("targets (500 rooms closed / 2,000 rooms open):", "; ".join(verdicts))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

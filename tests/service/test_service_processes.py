@@ -1,0 +1,463 @@
+"""Real ``olympus serve`` OS processes on one Redis: whole games, crashes, a Redis restart.
+
+Every other service test runs the app in threads of the test process; these start the CLI as
+separate processes (``process_harness.py``) and kill them for real (``kill -9`` of the process
+group), so what survives is only what the service put in Redis. Clients are bots that act on
+the ``legal`` messages they receive and reconnect with their resume token, like a real client.
+
+What is checked, against the room's log read straight from Redis (``Oracle``):
+
+- every seat and spectator received exactly its observation of the log, numbered 1..n, each
+  event once, across all its connections (no loss, no duplicate, no gap after a resume);
+- every command a client saw acknowledged is in the log, and every event of the log belongs
+  to exactly one command id (a retried command applied once);
+- a spectator joining late gets a view that is the true position, and every process serves
+  the same final view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+import signal
+import uuid
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from process_harness import (
+    Player,
+    ServerProcess,
+    has_commit,
+    legal_actions_of,
+    wait_until,
+    wire_command,
+)
+from redis.asyncio import Redis
+from service_harness import Game, Oracle, WsClient, create_game, jsonable, setup_command
+
+from olympus.bots import pick_action
+from olympus.rules import Faction
+from olympus.rules.observation import view
+from olympus.store import EmbeddedRedis, EventStore
+
+OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
+GAME_TIMEOUT = 60.0
+
+
+class Cluster:
+    """Server processes of one deployment (one Redis, one key prefix) and their clients."""
+
+    def __init__(self, redis_url: str, work_dir: Path) -> None:
+        self.redis_url = redis_url
+        self.prefix = f"proc-{uuid.uuid4().hex[:10]}"
+        self.work_dir = work_dir
+        self.processes: list[ServerProcess] = []
+        self.players: list[Player] = []
+        self.redis = Redis.from_url(redis_url, decode_responses=False, socket_timeout=10)
+        self.store = EventStore(self.redis, prefix=self.prefix)
+
+    async def start(self, *names: str) -> list[ServerProcess]:
+        started = [
+            ServerProcess(name, self.redis_url, self.prefix, self.work_dir).spawn()
+            for name in names
+        ]
+        self.processes += started
+        await asyncio.gather(*(p.wait_healthy() for p in started))
+        return started
+
+    async def restart(self, process: ServerProcess) -> None:
+        process.spawn()
+        await process.wait_healthy()
+
+    async def player(self, *args: Any, **kwargs: Any) -> Player:
+        player = Player(*args, **kwargs)
+        self.players.append(player)
+        return await player.start()
+
+    async def seats(
+        self, game: Game, urls: dict[Faction, list[str]], **kwargs: Any
+    ) -> dict[Faction, Player]:
+        return {
+            faction: await self.player(
+                faction.value[:3],
+                game.room,
+                game.epoch,
+                urls[faction],
+                token=game.tokens[faction],
+                seed=7 + i,
+                protocol=("olympus.json", "olympus.msgpack")[i],
+                **kwargs,
+            )
+            for i, faction in enumerate(Faction)
+        }
+
+    async def close(self) -> None:
+        for player in self.players:
+            await player.close()
+        await self.redis.aclose()
+
+    def kill_all(self) -> None:
+        for process in self.processes:
+            process.kill()
+
+
+@pytest.fixture
+def work_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("proc")  # short: the embedded Redis socket path is limited
+
+
+@pytest.fixture
+def durable_redis(work_dir: Path) -> Iterator[EmbeddedRedis]:
+    """A Redis of the test's own, as the service runs it: AOF with ``appendfsync always``."""
+    server = EmbeddedRedis(work_dir / "redis", appendfsync="always").start()
+    yield server
+    server.kill()
+
+
+@contextlib.asynccontextmanager
+async def cluster_on(redis_url: str, work_dir: Path) -> AsyncIterator[Cluster]:
+    cluster = Cluster(redis_url, work_dir)
+    try:
+        yield cluster
+    finally:
+        try:
+            await cluster.close()
+        finally:
+            cluster.kill_all()  # kill -9 every process group, whatever happened
+
+
+@pytest.fixture
+async def cluster(redis_server: EmbeddedRedis, work_dir: Path) -> AsyncIterator[Cluster]:
+    async with cluster_on(redis_server.url, work_dir) as c:
+        yield c
+
+
+@pytest.fixture
+async def durable_cluster(durable_redis: EmbeddedRedis, work_dir: Path) -> AsyncIterator[Cluster]:
+    async with cluster_on(durable_redis.url, work_dir) as c:
+        yield c
+
+
+# -- checks ---------------------------------------------------------------------------------
+
+
+async def new_game(process: ServerProcess) -> Game:
+    async with httpx.AsyncClient(base_url=process.url, timeout=10) as http:
+        return await create_game(http)
+
+
+async def setups(seats: dict[Faction, Player], seed: int = 3) -> None:
+    rng = random.Random(seed)
+    for faction, player in seats.items():
+        reply = await (await player.command(setup_command(rng, faction), "setup"))
+        assert reply["type"] == "ack", reply
+
+
+async def play_to_the_end(cluster: Cluster, players: list[Player]) -> None:
+    await wait_until(
+        lambda: all(p.over is not None for p in players), GAME_TIMEOUT, "the game's end", players
+    )
+
+
+def check_stream(player: Player, oracle: Oracle, audience: Faction | None) -> None:
+    """Everything the audience may know, each event once and in order, over all connections."""
+    player.check()
+    expected = oracle.messages(audience)
+    first = player.views[0]["seq"] if player.views else 0
+    assert all(w["resumed"] for w in player.welcomes[1:]), player.welcomes  # no gap: resumed
+    assert [m["seq"] for m in player.events] == list(range(first + 1, len(expected) + 1))
+    assert [m["event"] for m in player.events] == expected[first:]
+    if oracle.state.result is not None:
+        assert player.over is not None and player.over["result"] == oracle.state.result
+        assert player.over["log"] == oracle.log()
+
+
+def check_refusals(player: Player, expected: tuple[str, ...] = ()) -> None:
+    """A bot acting on its ``legal`` is only refused when the room moved on meanwhile."""
+    for refusal in player.refused:
+        if refusal["error"]["id"] in expected:
+            continue
+        assert refusal["seq_then"] > refusal["sent_seq"], refusal
+
+
+async def check_commands(cluster: Cluster, oracle: Oracle, players: list[Player]) -> None:
+    """Each acked command is in the log; the log is exactly the commands, each applied once."""
+    applied = {
+        key.decode(): tuple(int(v) for v in value.split(b":"))
+        for key, value in (
+            await cluster.redis.hgetall(cluster.store.keys(oracle.room).commands)
+        ).items()
+    }
+    for player in players:
+        seat = "olympians" if player.name == "oly" else "chthonians"
+        for ack in player.acks:
+            assert f"{seat}:{ack['id']}" in applied, ack
+    # Every event came from exactly one command id (GameCreated from the lobby's).
+    covered = sorted(v for first, last in applied.values() for v in range(first, last + 1))
+    assert covered == list(range(1, oracle.state.version + 1))
+
+
+def check_view(player: Player, oracle: Oracle) -> None:
+    """A late spectator's view is the true position as of its ``seq`` (R7: as they see it)."""
+    [message] = player.views
+    seq, observed = message["seq"], oracle.observed(None)
+    # The states in which the spectators' last message is number ``seq``.
+    low = observed[seq - 1][0] + 1 if seq else 0
+    high = observed[seq][0] if seq < len(observed) else len(oracle.events)
+    candidates = [jsonable(view(oracle.states[k], None)) for k in range(low, high + 1)]
+    assert message["view"] in candidates
+
+
+async def check_final_view(processes: list[ServerProcess], oracle: Oracle) -> None:
+    expected = {"seq": len(oracle.messages(None)), "view": jsonable(view(oracle.state, None))}
+    async with httpx.AsyncClient(timeout=10) as http:
+        for process in processes:
+            got = (await http.get(f"{process.url}/rooms/{oracle.room}/view")).json()
+            assert {"seq": got["seq"], "view": got["view"]} == expected, process.name
+
+
+# -- a game -----------------------------------------------------------------------------------
+
+
+async def test_a_game_over_three_processes(cluster: Cluster) -> None:
+    a, b, c = await cluster.start("a", "b", "c")
+    game = await new_game(a)
+    seats = await cluster.seats(game, {OLY: [a.ws_url], CHT: [b.ws_url]})
+    spectator = await cluster.player("spec", game.room, game.epoch, [b.ws_url])
+    await setups(seats)
+    players = [*seats.values(), spectator]
+    # A spectator joining mid-game (no resume token) on a third process: a view, then events.
+    await wait_until(lambda: spectator.last_seq >= 12, GAME_TIMEOUT, "some moves", players)
+    late = await cluster.player("late", game.room, game.epoch, [c.ws_url], from_start=False)
+    await play_to_the_end(cluster, [*players, late])
+
+    oracle = Oracle(cluster.store, game.room)
+    await oracle.sync()
+    assert oracle.state.result is not None and len(seats[OLY].acks) + len(seats[CHT].acks) > 10
+    for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT]), (None, spectator), (None, late)):
+        check_stream(player, oracle, audience)
+        check_refusals(player)
+    check_view(late, oracle)
+    assert late.events, "the late spectator got nothing after its view"
+    await check_commands(cluster, oracle, list(seats.values()))
+    await check_final_view([a, b, c], oracle)
+
+
+# -- faults ---------------------------------------------------------------------------------
+
+
+async def test_a_server_killed_mid_combat_after_one_commitment(cluster: Cluster) -> None:
+    """kill -9 right after a sealed commitment was acked; the combat goes on elsewhere."""
+    a, b = await cluster.start("a", "b")
+    for attempt in range(5):  # a random game almost always fights; if not, another one
+        game = await new_game(a)
+        # Both seats on A, so the crash cuts both; the spectator watches from B.
+        seats = await cluster.seats(game, {OLY: [a.ws_url], CHT: [a.ws_url]})
+        spectator = await cluster.player(f"spec{attempt}", game.room, game.epoch, [b.ws_url])
+        players = [*seats.values(), spectator]
+        for player in seats.values():
+            player.hold = has_commit  # freeze the game when a combat needs commitments
+        await setups(seats, seed=attempt)
+        await wait_until(
+            lambda: any(p.holding or p.over for p in players),  # noqa: B023
+            GAME_TIMEOUT,
+            "a combat",
+            players,
+        )
+        if any(p.holding for p in seats.values()):
+            break
+    else:
+        pytest.fail("no combat in five random games")
+
+    first = next(p for p in seats.values() if p.holding)
+    faction = next(f for f, p in seats.items() if p is first)
+    other = seats[faction.enemy]
+    commits = [x for x in legal_actions_of(first.holding) if x.command.type == "commit"]
+    commitment = wire_command(pick_action(random.Random(1), commits))
+    ack = await (await first.command(commitment, "sealed"))
+    assert ack["type"] == "ack", ack
+    oracle = Oracle(cluster.store, game.room)
+    await oracle.sync()
+    assert oracle.events[-1].TYPE == "combat_committed" and oracle.events[-1].faction is faction
+
+    # The crash: A dies with both seats' sockets. The committed side comes back on a restarted
+    # A, the other on B; both resume from their last seq.
+    first.urls, other.urls = [a.ws_url], [b.ws_url]
+    a.kill()
+    await cluster.restart(a)
+    await wait_until(
+        lambda: first.connections == 2 and other.connections == 2, 30, "reconnects", players
+    )
+    assert first.welcomes[-1]["resumed"] and other.welcomes[-1]["resumed"]
+    assert (first.welcomes[-1]["url"], other.welcomes[-1]["url"]) == (a.ws_url, b.ws_url)
+
+    # The commitment is still pending: the committed side is told so, the other may commit.
+    again = await (await first.command(commitment, "sealed-again"))
+    assert again["type"] == "error" and again["code"] == "already_committed", again
+    assert await (await first.command(commitment, "sealed")) == ack  # same id: same ack
+    await wait_until(
+        lambda: any(x.command.type == "commit" for x in other.current_legal()),
+        30,
+        "the other side's commitment",
+        players,
+    )
+    assert first.current_legal() == []
+    for player in seats.values():
+        await player.release()
+    await play_to_the_end(cluster, players)
+
+    await oracle.sync()
+    types = [e.TYPE for e in oracle.events]
+    sealed_at = types.index("combat_committed", ack["seq"] - 1)
+    assert "combat_round_resolved" in types[sealed_at:]
+    for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT]), (None, spectator)):
+        check_stream(player, oracle, audience)
+        check_refusals(player, expected=("sealed-again",))
+    await check_commands(cluster, oracle, list(seats.values()))
+
+
+async def test_redis_killed_and_restarted_mid_game(
+    durable_cluster: Cluster, durable_redis: EmbeddedRedis
+) -> None:
+    """kill -9 of redis-server (appendfsync always) while bots play: no acked event is lost."""
+    cluster = durable_cluster
+    a, b = await cluster.start("a", "b")
+    game = await new_game(a)
+    seats = await cluster.seats(game, {OLY: [a.ws_url, b.ws_url], CHT: [b.ws_url, a.ws_url]})
+    spectator = await cluster.player("spec", game.room, game.epoch, [a.ws_url, b.ws_url])
+    players = [*seats.values(), spectator]
+    await setups(seats)
+    await wait_until(lambda: spectator.last_seq >= 20, GAME_TIMEOUT, "some moves", players)
+
+    durable_redis.kill()  # mid-game: the bots keep sending (their commands get `unavailable`)
+    async with httpx.AsyncClient(timeout=5) as http:
+        assert (await http.get(f"{a.url}/healthz")).status_code == 503
+    await asyncio.sleep(0.3)
+    await asyncio.to_thread(durable_redis.start)  # the same data dir: the AOF is replayed
+    for player in seats.values():  # pause (a pending command still lands) until reconnected
+        player.hold = lambda legal: True
+
+    # Every command a client saw acknowledged, before or after the crash, is in the restarted
+    # Redis with the very events the client was sent before its ack.
+    await asyncio.sleep(0.2)
+    oracle = Oracle(cluster.store, game.room)
+    await oracle.sync()
+    commands = await cluster.redis.hgetall(cluster.store.keys(game.room).commands)
+    for faction, player in seats.items():
+        assert player.acks
+        for ack in list(player.acks):
+            assert f"{faction.value}:{ack['id']}".encode() in commands, ack
+            seen = [m["event"] for m in player.events[: ack["seq"]]]
+            assert seen == oracle.messages(faction)[: ack["seq"]], ack
+
+    # The clients move to the other process, resume, and play on.
+    await seats[OLY].reconnect([b.ws_url])
+    await seats[CHT].reconnect([a.ws_url])
+    await spectator.reconnect([b.ws_url])
+    await wait_until(
+        lambda: all(p.connections == 2 or p.over for p in players), 30, "reconnects", players
+    )
+    for player in seats.values():
+        await player.release()
+    await play_to_the_end(cluster, players)
+
+    await oracle.sync()
+    for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT]), (None, spectator)):
+        check_stream(player, oracle, audience)
+        assert player.connections == 2 or len(player.events) == len(oracle.messages(audience))
+        check_refusals(player)
+    await check_commands(cluster, oracle, list(seats.values()))
+    for process in (a, b):
+        assert process.alive
+
+
+async def test_a_retried_command_after_a_lost_reply_applies_once(cluster: Cluster) -> None:
+    """The same command id sent again to another process: applied once, the same ack."""
+    a, b, c = await cluster.start("a", "b", "c")
+    game = await new_game(b)
+    seats = await cluster.seats(game, {OLY: [c.ws_url], CHT: [b.ws_url]})
+    for player in seats.values():
+        player.hold = lambda legal: True  # the test sends the commands itself for a while
+    players = list(seats.values())
+    await setups(seats)
+    home = {OLY: c, CHT: b}
+    commands_key = cluster.store.keys(game.room).commands
+    sockets: list[WsClient] = []
+    rng = random.Random(5)
+
+    async def seat_socket(process: ServerProcess, faction: Faction) -> WsClient:
+        socket = await WsClient.open(process.ws_url)
+        sockets.append(socket)
+        welcome = await socket.hello(token=game.tokens[faction])
+        assert welcome["type"] == "welcome", welcome
+        return socket
+
+    async def next_command(faction: Faction) -> dict[str, Any]:
+        player = seats[faction]
+        await wait_until(lambda: player.current_legal() != [], 30, f"{faction}'s turn", players)
+        return wire_command(pick_action(rng, player.current_legal()))
+
+    try:
+        # 1. Applied, and the reply lost: the process dies right after the append.
+        await wait_until(lambda: any(p.current_legal() for p in players), 30, "a turn", players)
+        mover = next(f for f in Faction if seats[f].current_legal())
+        command = await next_command(mover)
+        before = await cluster.store.version(game.room)
+        socket = await seat_socket(a, mover)
+        await socket.send({"type": "command", "id": "lost-1", "command": command})
+        for _ in range(1000):
+            if await cluster.redis.hexists(commands_key, f"{mover.value}:lost-1"):
+                break
+            await asyncio.sleep(0.005)
+        a.kill()
+        after = await cluster.store.version(game.room)
+        assert after > before
+        # The seat sends the same id again, to its own process: the same effect, not twice.
+        reply = await (await seats[mover].command(command, "lost-1"))
+        assert reply["type"] == "ack" and reply["seq"] == seats[mover].last_seq, reply
+        assert await cluster.store.version(game.room) == after
+        async with httpx.AsyncClient(timeout=10) as http:
+            metrics = (await http.get(f"{home[mover].url}/metrics")).text
+        assert 'olympus_commands_total{result="duplicate"} 1' in metrics, metrics
+        # ...and to a third process: still the same ack, still nothing appended.
+        third = home[mover.enemy]
+        socket = await WsClient.open(third.ws_url)
+        sockets.append(socket)
+        await socket.hello(token=game.tokens[mover], last_seq=0, epoch=game.epoch)
+        assert await socket.command("lost-1", command) == reply
+        assert await cluster.store.version(game.room) == after
+
+        # 2. Never applied: the process was frozen when the command reached it, then died.
+        other = mover.enemy
+        command = await next_command(other)
+        await cluster.restart(a)
+        socket = await seat_socket(a, other)
+        a.signal(signal.SIGSTOP)
+        await socket.send({"type": "command", "id": "lost-2", "command": command})
+        await asyncio.sleep(0.3)
+        assert not await cluster.redis.hexists(commands_key, f"{other.value}:lost-2")
+        a.kill()
+        reply = await (await seats[other].command(command, "lost-2"))
+        assert reply["type"] == "ack", reply
+        applied = await cluster.store.version(game.room)
+        assert applied > after
+        assert await (await seats[other].command(command, "lost-2")) == reply
+        assert await cluster.store.version(game.room) == applied
+    finally:
+        for socket in sockets:
+            await socket.close()
+
+    # The game goes on to its end.
+    for player in players:
+        await player.release()
+    await play_to_the_end(cluster, players)
+    oracle = Oracle(cluster.store, game.room)
+    await oracle.sync()
+    for faction, player in seats.items():
+        check_stream(player, oracle, faction)
+        check_refusals(player)
+    await check_commands(cluster, oracle, players)
