@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from service_harness import WsClient
+from service_harness import Loopback, WsClient
 
 from olympus.bots import pick_action
 from olympus.rules import LegalAction, parse_command
@@ -42,7 +42,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class ServerProcess:
+class ServerProcess(Loopback):
     """One ``olympus serve`` OS process (its own session and process group)."""
 
     def __init__(
@@ -55,14 +55,6 @@ class ServerProcess:
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = work_dir / f"{name}.log"
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     @property
     def pid(self) -> int:

@@ -36,7 +36,21 @@ from olympus.store import EventStore
 TIMEOUT = 10.0
 
 
-class ServerThread:
+class Loopback:
+    """The HTTP and websocket addresses of a server listening on a loopback ``port``."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://127.0.0.1:{self.port}/ws"
+
+
+class ServerThread(Loopback):
     """One service process (app, event loop, uvicorn) in a background thread."""
 
     def __init__(self, settings: Settings) -> None:
@@ -57,14 +71,6 @@ class ServerThread:
             self.server.run(sockets=[self.sock])
         except BaseException as error:  # surfaced by start()/stop()
             self.error = error
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def ws_url(self) -> str:
-        return f"ws://127.0.0.1:{self.port}/ws"
 
     @property
     def services(self) -> Any:
