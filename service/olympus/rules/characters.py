@@ -81,7 +81,3 @@ ROSTER: dict[Faction, tuple[str, ...]] = {
 }
 LEADER: dict[Faction, str] = {Faction.OLYMPIANS: "Zeus", Faction.CHTHONIANS: "Hades"}
 PICKED_PER_SIDE = 9
-
-
-def faction_of(name: str) -> Faction:
-    return BY_NAME[name].faction

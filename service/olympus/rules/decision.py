@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from . import events as ev
 from .endgame import outcome
-from .errors import IllegalCommand
 from .evolve import evolve
 from .state import GameState, Phase
 
@@ -37,7 +36,3 @@ class Decision:
         if result is not None:
             self.emit(ev.GameEnded(result=result[0], reason=result[1]))
         return self.over
-
-    @staticmethod
-    def illegal(code: str, sentence: str) -> IllegalCommand:
-        return IllegalCommand(code, sentence)

@@ -7,6 +7,7 @@ draws one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -30,7 +31,7 @@ class LegalAction:
 
 
 # Powers contribute their own "instead of moving" actions (thunderbolt, recall).
-POWER_ACTIONS: list = []
+POWER_ACTIONS: list[Callable[[GameState, Faction], list[LegalAction]]] = []
 
 
 def _moves(state: GameState, side: Faction) -> list[LegalAction]:
