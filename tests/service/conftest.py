@@ -7,15 +7,16 @@ one deployment.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import replace
 from typing import Any
 
 import httpx
 import pytest
 from redis.asyncio import Redis
-from service_harness import ServerThread
+from service_harness import ServerThread, WsClient
 
 from olympus.server import Settings
 from olympus.store import EmbeddedRedis, EventStore
@@ -33,8 +34,12 @@ def settings(redis_server: EmbeddedRedis) -> Settings:
 
 
 @pytest.fixture
-def start_server(settings: Settings) -> Iterator[Callable[..., ServerThread]]:
-    """Start another server process on the test's prefix (settings may be overridden)."""
+async def start_server(settings: Settings) -> AsyncIterator[Callable[..., ServerThread]]:
+    """Start another server process on the test's prefix (settings may be overridden).
+
+    Afterwards the test's clients are closed and the servers stopped, all while the test's
+    event loop runs: a blocked loop could not answer the servers' close handshakes.
+    """
     started: list[ServerThread] = []
 
     def start(**overrides: Any) -> ServerThread:
@@ -43,9 +48,8 @@ def start_server(settings: Settings) -> Iterator[Callable[..., ServerThread]]:
         return server
 
     yield start
-    for server in started:
-        if server.thread.is_alive():
-            server.stop()
+    await asyncio.gather(*(client.close() for client in list(WsClient.open_clients)))
+    await asyncio.gather(*(s.aclose() for s in started if s.thread.is_alive()))
 
 
 @pytest.fixture

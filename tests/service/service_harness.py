@@ -14,8 +14,10 @@ import contextlib
 import json
 import random
 import socket
+import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +36,9 @@ from olympus.server.serve import uvicorn_config
 from olympus.store import EventStore
 
 TIMEOUT = 10.0
+# uvicorn waits this long for open connections before it cancels them (serve.py); stopping a
+# server thread may take that, plus its lifespan shutdown.
+STOP_TIMEOUT = 30.0
 
 
 class Loopback:
@@ -88,11 +93,18 @@ class ServerThread(Loopback):
         return self
 
     def stop(self) -> None:
+        """Shut down and wait; blocks the calling thread (see ``aclose`` in async code)."""
         self.server.should_exit = True
-        self.thread.join(TIMEOUT)
+        self.thread.join(STOP_TIMEOUT)
         self.sock.close()
         if self.thread.is_alive():
-            raise RuntimeError("server did not stop")
+            frame = sys._current_frames().get(self.thread.ident or 0)
+            where = "".join(traceback.format_stack(frame)) if frame else "?"
+            raise RuntimeError(f"server did not stop; its thread is at:\n{where}")
+
+    async def aclose(self) -> None:
+        """Stop while this event loop keeps running, so its clients can answer close frames."""
+        await asyncio.to_thread(self.stop)
 
 
 def jsonable(value: Any) -> Any:
@@ -105,7 +117,13 @@ def decode_frame(frame: str | bytes) -> dict[str, Any]:
 
 
 class WsClient:
-    """A websocket client that keeps every frame it gets, raw and decoded, in order."""
+    """A websocket client that keeps every frame it gets, raw and decoded, in order.
+
+    Every client still open is in ``WsClient.open_clients``, for the fixtures to close before
+    they stop the servers.
+    """
+
+    open_clients: set[WsClient] = set()
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
@@ -115,6 +133,7 @@ class WsClient:
         self._arrived = asyncio.Condition()
         self._reader = asyncio.get_running_loop().create_task(self._read())
         self.close_code: int | None = None
+        WsClient.open_clients.add(self)
 
     @classmethod
     async def open(cls, ws_url: str, protocol: str | None = "olympus.json") -> WsClient:
@@ -133,6 +152,7 @@ class WsClient:
             pass
         finally:
             self.close_code = self.ws.close_code
+            WsClient.open_clients.discard(self)
             async with self._arrived:
                 self._arrived.notify_all()
 

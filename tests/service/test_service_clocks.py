@@ -93,7 +93,7 @@ async def test_deadlines_survive_a_restart_with_nobody_connected(
     store: EventStore,
 ) -> None:
     game = await start_playing(http, server.ws_url, move_seconds=1)
-    server.stop()  # before the deadline: its timers die with it, the sockets are closed
+    await server.aclose()  # before the deadline: its timers die with it, the sockets are closed
     for client in game.seats.values():
         await client.wait_closed()
     oracle = Oracle(store, game.room)
