@@ -257,6 +257,9 @@ def choose(rng: random.Random, actions: list[dict[str, Any]]) -> dict[str, Any]:
 @dataclass
 class Stats:
     latencies: list[float] = field(default_factory=list)
+    # command → the first ``legal`` about its last event (or a later one) at any seat: the
+    # options for the next command, which the service sends after the events (legal_queue.py)
+    legal_latencies: list[float] = field(default_factory=list)
     acked: int = 0  # acks received in the window
     sent: int = 0
     refused: dict[str, int] = field(default_factory=dict)
@@ -267,6 +270,12 @@ class Stats:
     disconnects: int = 0
     busy_ticks: int = 0  # open loop: the tick came while the room's command was in flight
     errors: list[str] = field(default_factory=list)
+
+
+def unpack(frame: bytes) -> list[dict[str, Any]]:
+    """The messages of a frame: one message, or an array of them (docs/protocol.md)."""
+    data = msgpack.unpackb(frame, raw=False)
+    return data if isinstance(data, list) else [data]
 
 
 class Recipient:
@@ -287,7 +296,8 @@ class Recipient:
     async def read(self) -> None:
         try:
             async for frame in self.ws:
-                self.room.handle(self, msgpack.unpackb(frame, raw=False))
+                for message in unpack(frame):
+                    self.room.handle(self, message)
         except ConnectionClosed:
             pass
         except Exception as error:  # a bug in the bench: say it, do not hang
@@ -306,6 +316,7 @@ class Room:
         self.seats: dict[Faction, Recipient] = {}
         self.pending: dict[str, Any] | None = None
         self.open: list[tuple[float, int, bool]] = []  # (sent at, ack seq, in window)
+        self.unoptioned: list[tuple[float, int, bool]] = []  # the same, until a ``legal`` came
         self.setups: list[Faction] = []
         self.commands = 0
         self.closing = False
@@ -348,13 +359,15 @@ class Room:
             await ws.send(
                 msgpack.packb({"type": "hello", **hello, "last_seq": 0, "epoch": created["epoch"]})
             )
-            welcome = msgpack.unpackb(await ws.recv(), raw=False)
+            welcome, *rest = unpack(await ws.recv())  # type: ignore[arg-type]
             assert welcome["type"] == "welcome" and welcome["resumed"], welcome
             recipient = Recipient(self, seat, ws)
+            for message in rest:
+                self.handle(recipient, message)
             self.recipients.append(recipient)
             if seat is not None:
                 self.seats[seat] = recipient
-        self.pending, self.open, self.commands = None, [], 0
+        self.pending, self.open, self.unoptioned, self.commands = None, [], [], 0
         self.setups = list(SEATS)
         self.rng.shuffle(self.setups)
         self.game += 1
@@ -394,6 +407,7 @@ class Room:
                 self.settle()
         elif kind == "legal":
             r.legal = message
+            self.optioned(message["seq"])
         elif kind == "ack":
             self.acked(message)
         elif kind == "error":
@@ -413,7 +427,19 @@ class Room:
         if bench.start <= time.monotonic() < bench.end:
             bench.stats.acked += 1
         self.open.append((pending["sent"], message["seq"], in_window))
+        self.unoptioned.append(self.open[-1])
         self.settle()
+
+    def optioned(self, seq: int) -> None:
+        """A ``legal`` about ``seq`` came: the commands up to it have their next options."""
+        now, still = time.monotonic(), []
+        for sent, acked, in_window in self.unoptioned:
+            if acked <= seq:
+                if in_window:
+                    self.bench.stats.legal_latencies.append(now - sent)
+            else:
+                still.append((sent, acked, in_window))
+        self.unoptioned = still
 
     def refused(self, message: dict[str, Any]) -> None:
         pending = self.pending
@@ -657,6 +683,7 @@ def main(argv: list[str] | None = None) -> int:
     stats = Stats()
     for s in (Stats(**r) for r in results):
         stats.latencies += s.latencies
+        stats.legal_latencies += s.legal_latencies
         for name in (
             "acked",
             "sent",
@@ -673,6 +700,7 @@ def main(argv: list[str] | None = None) -> int:
             stats.retried[code] = stats.retried.get(code, 0) + n
         stats.errors += s.errors
     ms = [x * 1000 for x in stats.latencies]
+    legal_ms = [x * 1000 for x in stats.legal_latencies]
     seconds = args.seconds
     cpu = {k: (cpu1[k] - cpu0[k]) / CLK_TCK / seconds * 100 for k in cpu0}
     gen_cpu = sum(gen1[w] - gen0[w] for w in gen0) / CLK_TCK / seconds * 100
@@ -696,6 +724,10 @@ def main(argv: list[str] | None = None) -> int:
             "p99": round(percentile(ms, 99), 2),
             "max": round(max(ms), 1) if ms else None,
             "mean": round(statistics.fmean(ms), 2) if ms else None,
+        },
+        "command_to_next_legal_ms": {
+            "n": len(legal_ms),
+            **{f"p{q}": round(percentile(legal_ms, q), 2) for q in (50, 95, 99)},
         },
         "cpu_percent": {k: round(v, 1) for k, v in cpu.items()},
         "server_cpu_ms_per_command": (

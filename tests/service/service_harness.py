@@ -112,7 +112,31 @@ def jsonable(value: Any) -> Any:
     return json.loads(json.dumps(value))
 
 
+def split_frame(frame: str | bytes) -> list[str | bytes]:
+    """Each message's own bytes, in order: a frame is one message or an array of them."""
+    if isinstance(frame, bytes):
+        if frame[0] & 0xF0 != 0x90 and frame[0] not in (0xDC, 0xDD):  # not a msgpack array
+            return [frame]
+        unpacker = msgpack.Unpacker(raw=False)
+        unpacker.feed(frame)
+        unpacker.read_array_header()
+        parts: list[str | bytes] = []
+        while (start := unpacker.tell()) < len(frame):
+            unpacker.skip()
+            parts.append(frame[start : unpacker.tell()])
+        return parts
+    if not frame.startswith("["):
+        return [frame]
+    decoder, texts, at = json.JSONDecoder(), [], 1
+    while frame[at] != "]":
+        _, end = decoder.raw_decode(frame, at)
+        texts.append(frame[at:end])
+        at = end + 1 if frame[end] == "," else end
+    return texts
+
+
 def decode_frame(frame: str | bytes) -> dict[str, Any]:
+    """One message's bytes, decoded."""
     return msgpack.unpackb(frame, raw=False) if isinstance(frame, bytes) else json.loads(frame)
 
 
@@ -127,7 +151,8 @@ class WsClient:
 
     def __init__(self, ws: ClientConnection) -> None:
         self.ws = ws
-        self.frames: list[str | bytes] = []
+        self.frames: list[str | bytes] = []  # as received
+        self.raw: list[str | bytes] = []  # each message's own bytes (frames may batch several)
         self.messages: list[dict[str, Any]] = []
         self.read = 0  # messages consumed by next()
         self._arrived = asyncio.Condition()
@@ -145,7 +170,9 @@ class WsClient:
         try:
             async for frame in self.ws:
                 self.frames.append(frame)
-                self.messages.append(decode_frame(frame))
+                for raw in split_frame(frame):
+                    self.raw.append(raw)
+                    self.messages.append(decode_frame(raw))
                 async with self._arrived:
                     self._arrived.notify_all()
         except ConnectionClosed:

@@ -108,14 +108,15 @@ async def settle(twin: Twin) -> None:
             await client.wait_for(lambda c=client: c.legal() != [])
 
 
-def same_frames(a: WsClient, b: WsClient, until: Callable[[dict], bool] | None = None) -> int:
-    """Assert identical frames after the welcome (up to the first ``until`` message)."""
+def same_messages(a: WsClient, b: WsClient, until: Callable[[dict], bool] | None = None) -> int:
+    """Assert identical messages, byte for byte, after the welcome (up to the first ``until``
+    message). Frame boundaries follow the scheduling (``Codec.batch``), not the game."""
     assert a.messages[0]["type"] == b.messages[0]["type"] == "welcome"
-    count = len(a.frames)
+    count = len(a.raw)
     if until is not None:
         count = next(i for i, m in enumerate(a.messages) if until(m))
         assert until(b.messages[count]) and not any(until(m) for m in b.messages[:count])
-    assert a.frames[1:count] == b.frames[1:count]
+    assert a.raw[1:count] == b.raw[1:count]
     return count
 
 
@@ -231,10 +232,10 @@ async def test_hidden_identities_do_not_leak(
 
     for twin in (a, b):
         await settle(twin)
-    same_frames(a.game.seats[observer], b.game.seats[observer])
-    same_frames(a.spectator, b.spectator)
+    same_messages(a.game.seats[observer], b.game.seats[observer])
+    same_messages(a.spectator, b.spectator)
     # The hidden side itself sees its own, different, units: the comparison can fail.
-    assert a.game.seats[hidden].frames[1:] != b.game.seats[hidden].frames[1:]
+    assert a.game.seats[hidden].raw[1:] != b.game.seats[hidden].raw[1:]
 
 
 # --- a sealed choice -----------------------------------------------------------------------
@@ -307,7 +308,7 @@ async def test_a_sealed_commitment_does_not_leak(
     for client_a, client_b in pairs:
         for client in (client_a, client_b):
             await client.wait_for(lambda c=client: any(resolved(m) for m in c.messages))
-        count = same_frames(client_a, client_b, until=resolved)
+        count = same_messages(client_a, client_b, until=resolved)
         committed = [
             m["event"]
             for m in client_a.messages[:count]
@@ -317,4 +318,4 @@ async def test_a_sealed_commitment_does_not_leak(
         ]
         assert committed and all("maneuver" not in e and "energy" not in e for e in committed)
     # Once resolved, the commitments are public and the games differ (the test can fail).
-    assert a.spectator.frames != b.spectator.frames
+    assert a.spectator.raw != b.spectator.raw

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from service_harness import split_frame
 
 from olympus.server.feed import Feed
 from olympus.server.metrics import Counter, Histogram, Registry
@@ -59,3 +60,20 @@ def test_codecs() -> None:
         with pytest.raises(ProtocolError) as refused:
             codec.decode(frame)
         assert refused.value.code == "bad_frame"
+
+
+@pytest.mark.parametrize("count", [1, 2, 15, 16, 256])
+def test_a_batch_frame_is_the_array_of_its_messages(count: int) -> None:
+    """Batching joins encoded messages without re-encoding them; each keeps its own bytes
+    (the header of a msgpack array changes at 16 elements)."""
+    messages = [
+        {"type": "event", "seq": k, "event": {"t": "x", "é": [k, None]}} for k in range(count)
+    ]
+    for codec in (JSON, MSGPACK):
+        frames = [codec.encode(m) for m in messages]
+        batch = codec.batch(frames)
+        if count == 1:
+            assert batch == frames[0]
+        else:
+            assert codec.decode(batch) == messages
+            assert split_frame(batch) == frames

@@ -61,22 +61,14 @@ export class Connection {
       this.pingTimer = setInterval(() => this.ping(), 20000);
     };
     ws.onmessage = (event) => {
-      let msg;
+      let data;
       try {
-        msg = JSON.parse(event.data);
+        data = JSON.parse(event.data);
       } catch {
         return;
       }
-      if (msg.type === "pong") {
-        this.pongDue = null;
-        return;
-      }
-      if (msg.type === "welcome") {
-        this.attempt = 0;
-        this.welcomed = true;
-        this.onStatus({ state: "open", resumed: msg.resumed });
-      }
-      this.onMessage(msg);
+      // A frame holds one message, or an array of them in order (docs/protocol.md).
+      for (const msg of Array.isArray(data) ? data : [data]) this.receive(msg);
     };
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
@@ -93,6 +85,19 @@ export class Connection {
     ws.onerror = () => {
       // onclose follows and decides
     };
+  }
+
+  receive(msg) {
+    if (msg.type === "pong") {
+      this.pongDue = null;
+      return;
+    }
+    if (msg.type === "welcome") {
+      this.attempt = 0;
+      this.welcomed = true;
+      this.onStatus({ state: "open", resumed: msg.resumed });
+    }
+    this.onMessage(msg);
   }
 
   retry(why) {

@@ -1,9 +1,11 @@
 """One websocket at ``/ws``: hello, commands, pings; and a ``Subscriber`` of at most one room.
 
-Frames out go through a queue drained by a writer task, so fan-out never waits for a slow
-socket: it queues and moves on, and a client that falls ``send_queue`` frames behind is
-disconnected (it resumes with its last seq). Frames in are handled one at a time; each bad
-one gets an ``error`` frame, and the connection stays usable unless the error closes it.
+Messages out go through a queue drained by a writer task, so fan-out never waits for a slow
+socket: it queues and moves on, and a client that falls ``send_queue`` messages behind is
+disconnected (it resumes with its last seq). The writer sends whatever is queued when it runs
+as one frame (``Codec.batch``): one send per socket per turn of the event loop, however many
+messages a command produced. Frames in are handled one at a time; each bad one gets an
+``error`` frame, and the connection stays usable unless the error closes it.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("olympus.server.connection")
 
-_CLOSE = object()  # queue sentinel: send the close frame after what is queued
 _ids = itertools.count(1)
+# Messages per frame at most: a resume's backlog goes out in frames of reasonable size.
+BATCH_LIMIT = 256
 
 
 class Connection:
@@ -41,7 +44,8 @@ class Connection:
         self.services = services
         self.settings = services.settings
         self.id = next(_ids)
-        self.queue: asyncio.Queue[Any] = asyncio.Queue()
+        self.queue: list[Frame] = []  # encoded messages not yet handed to the socket
+        self._wake = asyncio.Event()  # set when there is something to send, or to close
         self.bucket = TokenBucket(self.settings.rate_per_second, self.settings.rate_burst)
         self.strikes = 0
         self.room: RoomRuntime | None = None
@@ -70,16 +74,18 @@ class Connection:
     def push(self, frame: Frame) -> None:
         if self.closing is not None:
             return
-        if self.queue.qsize() >= self.settings.send_queue:
+        if len(self.queue) >= self.settings.send_queue:
             log.warning("slow consumer disconnected", extra=self._fields())
             self.close(protocol.CLOSE_SLOW, "slow_consumer")
             return
-        self.queue.put_nowait(frame)
+        self.queue.append(frame)
+        self._wake.set()
 
     def close(self, code: int, reason: str) -> None:
+        """Close after what is queued has been sent; nothing pushed from now on is."""
         if self.closing is None:
             self.closing = (code, reason)
-            self.queue.put_nowait(_CLOSE)
+            self._wake.set()
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -100,15 +106,19 @@ class Connection:
     async def _write(self) -> None:
         try:
             while True:
-                item = await self.queue.get()
-                if item is _CLOSE:
-                    assert self.closing is not None
+                await self._wake.wait()
+                self._wake.clear()
+                while self.queue:
+                    batch = self.queue[:BATCH_LIMIT]
+                    del self.queue[:BATCH_LIMIT]
+                    frame = self.codec.batch(batch)
+                    if isinstance(frame, bytes):
+                        await self.ws.send_bytes(frame)
+                    else:
+                        await self.ws.send_text(frame)
+                if self.closing is not None:
                     await self.ws.close(*self.closing)
                     return
-                if isinstance(item, bytes):
-                    await self.ws.send_bytes(item)
-                else:
-                    await self.ws.send_text(item)
         except Exception:  # the client went away mid-send; the reader sees the disconnect
             self.disconnected = True
 

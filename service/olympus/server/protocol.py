@@ -1,8 +1,10 @@
 """The websocket wire protocol (docs/protocol.md): codecs, server messages, client parsing.
 
 Two subprotocols carry the same messages: ``olympus.json`` (JSON text frames) and
-``olympus.msgpack`` (msgpack binary frames). Every message is a map with a ``type``. The
-builders here are the only place a server message's shape is written down.
+``olympus.msgpack`` (msgpack binary frames). Every message is a map with a ``type``. A server
+frame holds one message, or an array of messages (in order) when several were ready to go at
+once (``Codec.batch``). The builders here are the only place a server message's shape is
+written down.
 """
 
 from __future__ import annotations
@@ -59,6 +61,20 @@ class Codec:
         if self.binary:
             return msgpack.packb(message, use_bin_type=True)
         return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+    def batch(self, frames: list[Frame]) -> Frame:
+        """One frame for several encoded messages, without encoding them again: an array.
+
+        Each websocket frame costs a send (and a syscall) on the server and a receive on the
+        client; a command's events, its ``ack`` and the next ``legal`` travel together.
+        """
+        if len(frames) == 1:
+            return frames[0]
+        if self.binary:
+            n = len(frames)
+            head = bytes([0x90 | n]) if n < 16 else b"\xdc" + n.to_bytes(2, "big")
+            return head + b"".join(frames)  # type: ignore[arg-type]
+        return "[" + ",".join(frames) + "]"  # type: ignore[arg-type]
 
     def decode(self, frame: Frame) -> Any:
         if isinstance(frame, bytes) is not self.binary:

@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable
 
 from olympus.store import EventStore, RoomNotFound
 
+from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import CLOSE_RESYNC
 from .room import RoomRuntime
@@ -26,10 +27,17 @@ class RoomNotReady(Exception):
 
 
 class RoomRegistry:
-    def __init__(self, store: EventStore, settings: Settings, metrics: ServiceMetrics) -> None:
+    def __init__(
+        self,
+        store: EventStore,
+        settings: Settings,
+        metrics: ServiceMetrics,
+        legal_queue: LegalQueue,
+    ) -> None:
         self.store = store
         self.settings = settings
         self.metrics = metrics
+        self.legal_queue = legal_queue
         self.rooms: dict[str, RoomRuntime] = {}
         self._loading: dict[str, asyncio.Task[RoomRuntime]] = {}
         self.load_hooks: list[Hook] = []
@@ -67,7 +75,9 @@ class RoomRegistry:
         stored = loaded.events if loaded.snapshot is None else await self.store.read(room_id, 0)
         if loaded.version == 0:
             raise RoomNotReady(room_id)
-        runtime = RoomRuntime(room_id, loaded.epoch, self.store, self.settings, self.metrics)
+        runtime = RoomRuntime(
+            room_id, loaded.epoch, self.store, self.settings, self.metrics, self.legal_queue
+        )
         runtime.load(stored)
         self.rooms[room_id] = runtime
         try:
@@ -82,6 +92,7 @@ class RoomRegistry:
         if self.rooms.get(runtime.room_id) is runtime:
             del self.rooms[runtime.room_id]
         runtime.gone = True
+        self.legal_queue.discard(runtime)
         if close_code is not None:
             runtime.close_all(close_code, "resync")
         for hook in self.evict_hooks:

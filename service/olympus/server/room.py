@@ -37,6 +37,7 @@ from olympus.store import EventStore, EventsTrimmed, StoredEvent, VersionConflic
 
 from . import protocol
 from .feed import Feed
+from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import Codec, Frame
 from .settings import Settings
@@ -93,12 +94,14 @@ class RoomRuntime:
         store: EventStore,
         settings: Settings,
         metrics: ServiceMetrics,
+        legal_queue: LegalQueue,
     ) -> None:
         self.room_id = room_id
         self.epoch = epoch
         self.store = store
         self.settings = settings
         self.metrics = metrics
+        self.legal_queue = legal_queue
         self.state = GameState()
         # The log as stored (msgpack bytes, not Event objects: see feed.py on memory and GC);
         # decoded only for the unredacted log at the game's end.
@@ -119,10 +122,9 @@ class RoomRuntime:
         self._hint_at = 0.0
         self._hinted = 0  # the newest version a hint announced
         self._read_anyway = False  # a (re)subscription: read the tail whatever the hints say
-        # Seat sockets owed a ``legal`` once this turn of the event loop has sent their events.
+        # Seat sockets owed a ``legal`` once their events are on their way (legal_queue.py).
         self._legal_due: set[Subscriber] = set()
         self._over_due: set[Subscriber] = set()  # owed ``game_over`` (built from the whole log)
-        self._legal_handle: asyncio.Handle | None = None
 
     @property
     def version(self) -> int:
@@ -225,20 +227,19 @@ class RoomRuntime:
         return True
 
     def _schedule_legal(self) -> None:
-        if (self._legal_due or self._over_due) and self._legal_handle is None:
-            self._legal_handle = asyncio.get_running_loop().call_soon(self._push_legal)
+        if self._legal_due or self._over_due:
+            self.legal_queue.add(self)
 
-    def _push_legal(self) -> None:
-        """Send ``legal`` (and ``game_over``) to the sockets owed one, once their events are
-        on their way.
+    def push_due(self) -> None:
+        """Send ``legal`` (and ``game_over``) to the sockets owed one.
 
-        Deferred by one turn of the event loop (``call_soon`` after the frames were queued, so
-        the sockets' writers run first): computing legal actions costs milliseconds, and the
-        events of a command must not wait for the next command's options. ``legal`` still
-        follows the events it is about on each socket, ``game_over`` the last event; either may
-        now follow the ``ack``.
+        Called by the process's ``LegalQueue``, after the events that made them due were
+        queued to every socket and the submitter's ``ack`` too: computing legal actions costs
+        up to milliseconds, and the events of a command must not wait for the next command's
+        options. ``legal`` still follows the events it is about on each socket (a socket that
+        got newer events meanwhile is owed a newer ``legal``), ``game_over`` the last event;
+        either may follow the ``ack``.
         """
-        self._legal_handle = None
         due, self._legal_due = self._legal_due, set()
         for sub in due:
             if sub not in self.subscribers or sub.audience is None:

@@ -22,6 +22,7 @@ from olympus.store import EventStore
 from . import tokens
 from .clocks import Clocks
 from .fanout import Fanout
+from .legal_queue import LegalQueue
 from .lobby import Lobby, Seated
 from .metrics import ServiceMetrics
 from .registry import RoomRegistry
@@ -56,7 +57,8 @@ class Services:
         self.redis = _redis(settings.redis_url, settings, settings.redis_pool_size)
         self.pubsub_redis = _redis(settings.redis_url, settings, 2)
         self.store = EventStore(self.redis, prefix=settings.prefix)
-        self.registry = RoomRegistry(self.store, settings, self.metrics)
+        self.legal_queue = LegalQueue()
+        self.registry = RoomRegistry(self.store, settings, self.metrics, self.legal_queue)
         self.fanout = Fanout(
             self.redis, self.pubsub_redis, self.store, self.registry, settings.prefix, self.metrics
         )
@@ -73,6 +75,11 @@ class Services:
     def _gauges(self) -> None:
         self.metrics.gauge(
             "olympus_rooms_loaded", "Rooms held in this process.", lambda: {(): len(self.rooms)}
+        )
+        self.metrics.gauge(
+            "olympus_legal_queue",
+            "Rooms waiting for their seats' legal frames (the lowest-priority work).",
+            lambda: {(): len(self.legal_queue)},
         )
         self.metrics.gauge(
             "olympus_connections",
@@ -92,6 +99,7 @@ class Services:
         self.lobby = Lobby(self.redis, self.store, self.secret, self.settings.seed_source)
         await self.fanout.start()
         await self.clocks.start()
+        await self.legal_queue.start()
         self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
 
     async def stop(self) -> None:
@@ -99,6 +107,7 @@ class Services:
             self._janitor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._janitor
+        await self.legal_queue.stop()
         await self.clocks.stop()
         await self.fanout.stop()
         await self.pubsub_redis.aclose()

@@ -1,0 +1,64 @@
+"""The process's lowest-priority work: rooms whose seats are owed a ``legal`` (or ``game_over``).
+
+A seat's ``legal`` message lists its next options; computing it is the rules engine's most
+expensive call (``legal_actions``), and ``game_over`` decodes the whole log. Neither must hold
+back what a player is waiting for: the events of a command at every socket of the room, and
+the ``ack``. So rooms owing those frames wait here, in the order they became due, and a single
+task serves one room per turn of the event loop: every turn still reads the sockets, appends
+and fans out everything that is ready before the next room's options are computed. Under
+overload, the wait moves here (to the next options) instead of onto every event.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Protocol
+
+log = logging.getLogger("olympus.server.legal_queue")
+
+
+class Owing(Protocol):
+    """A room with frames due (room.py)."""
+
+    def push_due(self) -> None: ...
+
+
+class LegalQueue:
+    def __init__(self) -> None:
+        self._due: dict[Owing, None] = {}  # an ordered set: each room once, first come first
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    def __len__(self) -> int:
+        return len(self._due)
+
+    def add(self, room: Owing) -> None:
+        self._due[room] = None
+        self._wake.set()
+
+    def discard(self, room: Owing) -> None:
+        self._due.pop(room, None)
+
+    async def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+
+    async def _run(self) -> None:
+        while True:
+            await self._wake.wait()
+            while self._due:
+                room = next(iter(self._due))
+                del self._due[room]
+                try:
+                    room.push_due()
+                except Exception:  # one room's bug must not starve the others
+                    log.exception("pushing legal frames failed")
+                await asyncio.sleep(0)  # one room per turn of the loop: events and acks first
+            self._wake.clear()
