@@ -126,6 +126,34 @@ async def test_concurrent_writers_same_expected_version_exactly_one_wins(
     assert events[1].data[:-1] == events[2].data[:-1]  # both from the single winner
 
 
+async def test_appends_sent_together_each_get_their_own_outcome(
+    store: EventStore, room_id: str
+) -> None:
+    """Appends of one turn of the event loop travel in one pipeline (store/batching.py): each
+    still gets its own result or error, and a refused one writes nothing and spoils nothing."""
+    rooms = [f"{room_id}-{k}" for k in range(6)]
+    for room in rooms:
+        await new_room(store, room, 1)
+    calls = [
+        store.append(rooms[0], 1, [ev(2)], command_id="a"),
+        store.append(rooms[1], 0, [ev(2)]),  # stale: a conflict
+        store.append(rooms[2], 1, [ev(2), ev(3)]),
+        store.append(f"{room_id}-missing", 0, [ev(1)]),  # no such room
+        store.append(rooms[3], 1, [ev(2)], command_id="a"),  # same id, another room: applied
+        store.append(rooms[4], 1, [ev(2)]),
+    ]
+    first, conflict, two, missing, other, last = await asyncio.gather(
+        *calls, return_exceptions=True
+    )
+    assert (first.version, two.version, other.version, last.version) == (2, 3, 2, 2)
+    assert isinstance(conflict, VersionConflict) and conflict.actual == 1
+    assert isinstance(missing, RoomNotFound)
+    assert [e.version for e in await store.read(rooms[1])] == [1]
+    assert [e.data for e in await store.read(rooms[2], 1)] == [ev(2), ev(3)]
+    for room in rooms:
+        await store.delete_room(room)
+
+
 async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
     store: EventStore, room_id: str
 ) -> None:
@@ -174,11 +202,13 @@ def lossy_client(server: EmbeddedRedis, retries: int) -> tuple[Redis, dict[str, 
     class LossyConnection(UnixDomainSocketConnection):
         _lose_reply = False
 
-        async def send_command(self, *args: Any, **kwargs: Any) -> None:
-            if str(args[0]).upper() == "EVALSHA" and budget["lose"] > 0:
+        async def send_packed_command(self, command: Any, *args: Any, **kwargs: Any) -> None:
+            # Every command goes through here, alone or in a pipeline (the store batches).
+            packed = command if isinstance(command, bytes) else b"".join(command)
+            if b"EVALSHA" in packed.upper() and budget["lose"] > 0:
                 budget["lose"] -= 1
                 self._lose_reply = True
-            await super().send_command(*args, **kwargs)
+            await super().send_packed_command(command, *args, **kwargs)
 
         async def read_response(self, *args: Any, **kwargs: Any) -> Any:
             if self._lose_reply:

@@ -24,6 +24,8 @@ from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 
+from .batching import ScriptBatcher
+
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -298,7 +300,7 @@ class EventStore:
     def __init__(self, redis: Redis, prefix: str = "olympus") -> None:
         self.redis = redis
         self.prefix = prefix
-        self._append = redis.register_script(_LUA_APPEND)
+        self._append = ScriptBatcher(redis, redis.register_script(_LUA_APPEND))
         self._read = redis.register_script(_LUA_READ)
         self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
         self._trim = redis.register_script(_LUA_TRIM)
