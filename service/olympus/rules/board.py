@@ -37,6 +37,9 @@ class Board:
     regions: tuple[Region, ...]
     styx_edges: frozenset[frozenset[int]]
     bridge: int
+    # crossings[a][b]: whether going from a to b crosses the Styx, the answer of
+    # ``crosses_styx`` worked out once by ``load_board``: every candidate move asks it.
+    crossings: tuple[tuple[bool, ...], ...]
 
     def level(self, region: int) -> int:
         return self.regions[region].level
@@ -52,9 +55,7 @@ class Board:
 
     def crosses_styx(self, a: int, b: int) -> bool:
         """True when going from ``a`` to ``b`` crosses the river (R5), adjacent or not (flights)."""
-        return (self.realm(a) == Realm.UNDERWORLD) != (self.realm(b) == Realm.UNDERWORLD) and (
-            frozenset((a, b)) in self.styx_edges or not self.adjacent(a, b)
-        )
+        return self.crossings[a][b]
 
     def on_styx(self, region: int) -> bool:
         return self.regions[region].on_styx
@@ -78,7 +79,17 @@ def load_board() -> Board:
         )
         for r in sorted(raw["regions"], key=lambda r: r["id"])
     )
-    return Board(regions=regions, styx_edges=edges, bridge=raw["bridge"])
+    crossings = tuple(tuple(_crosses(a, b, edges) for b in regions) for a in regions)
+    return Board(regions=regions, styx_edges=edges, bridge=raw["bridge"], crossings=crossings)
+
+
+def _crosses(a: Region, b: Region, edges: frozenset[frozenset[int]]) -> bool:
+    """Going from ``a`` to ``b`` crosses the river (R5): from one side to the other, along a
+    Styx edge or not along an edge at all (a flight)."""
+    underworld = Realm.UNDERWORLD
+    return (a.realm == underworld) != (b.realm == underworld) and (
+        frozenset((a.id, b.id)) in edges or b.id not in a.neighbours
+    )
 
 
 BOARD = load_board()

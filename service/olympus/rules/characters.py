@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import cached_property
 
 from .board import PALACE, TARTARUS, Realm
 
@@ -16,7 +17,7 @@ class Faction(StrEnum):
     OLYMPIANS = "olympians"
     CHTHONIANS = "chthonians"
 
-    @property
+    @cached_property  # kept on the member after the first use: every candidate move asks it
     def enemy(self) -> Faction:
         return Faction.CHTHONIANS if self is Faction.OLYMPIANS else Faction.OLYMPIANS
 

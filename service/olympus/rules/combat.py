@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from . import events as ev
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
@@ -130,13 +132,31 @@ def sees_commitment(state: GameState, faction: Faction) -> bool:
 
 def commitment_honor(state: GameState, faction: Faction, commitment: Commitment) -> int:
     """The Honor a commitment costs when revealed (a positive number of points)."""
+    return commitment_pricer(state, faction)(commitment.maneuver, commitment.energy)
+
+
+def commitment_pricer(state: GameState, faction: Faction) -> Callable[[Maneuver, int], int]:
+    """``commitment_honor`` of ``faction`` in ``state`` as a function of the maneuver and the
+    Energy, for pricing many commitments (``legal_actions`` prices every maneuver and amount):
+    the side's units and each penalty are worked out once."""
     action = Action(faction, tuple(combatants(state, faction)), "combat")
-    points = 0
-    if commitment.maneuver in ALL_OUT:
-        points += penalty(state, action, "all_out", ALL_OUT_HONOR)
-    if commitment.energy > FREE_ENERGY:
-        points += penalty(state, action, "energy", 1)
-    return points
+    penalties: dict[tuple[str, int], int] = {}
+
+    def charged(reason: str, points: int) -> int:
+        key = (reason, points)
+        if key not in penalties:
+            penalties[key] = penalty(state, action, reason, points)
+        return penalties[key]
+
+    def honor(maneuver: Maneuver, energy: int) -> int:
+        points = 0
+        if maneuver in ALL_OUT:
+            points += charged("all_out", ALL_OUT_HONOR)
+        if energy > FREE_ENERGY:
+            points += charged("energy", 1)
+        return points
+
+    return honor
 
 
 def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:

@@ -17,6 +17,10 @@ Region = Annotated[int, Field(ge=0, le=35)]
 UnitName = Annotated[str, Field(min_length=1, max_length=20)]
 
 
+# The fields the service fills in, never part of what a client sends or is offered.
+SERVICE_FIELDS = frozenset({"side", "at_ms"})
+
+
 class _Command(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
     side: Faction | None = None

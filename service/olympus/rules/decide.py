@@ -17,7 +17,7 @@ from .characters import Faction
 from .decision import Decision
 from .errors import IllegalCommand
 from .movement import MovePlan, plan_move
-from .powers import powers_of
+from .powers import MoveContext, powers_of
 from .state import GameState, Phase
 from .turns import end_turn
 
@@ -37,7 +37,7 @@ def _hide_origin(d: Decision, origin: int, side: Faction) -> None:
     d.emit(ev.UnitsHidden(units=tuple(units), tokens=tokens))
 
 
-def _step(d: Decision, plan: MovePlan) -> bool:
+def make_move(d: Decision, plan: MovePlan) -> bool:
     """Apply one judged move; True when the turn goes on with a combat or is over."""
     move, side = plan.move, plan.move.faction
     attack = d.state.count_in(move.destination, side.enemy) > 0
@@ -61,23 +61,42 @@ def _step(d: Decision, plan: MovePlan) -> bool:
 
 def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
     plan = plan_move(d.state, side, c.units, c.to, c.fly, c.reveal, c.use_power)
-    if c.steps and not any(p.takes_extra_steps(d.state, plan.move) for p in powers_of(c.units)):
+    if c.steps and not takes_extra_steps(d.state, plan.move):
         raise IllegalCommand("no_extra_steps", "Only Hermes, moving alone, takes further steps.")
-    if _step(d, plan):
+    if make_move(d, plan):
         if c.steps:
             raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
         return
-    if c.steps and c.units[0] not in d.state.revealed:  # taking extra steps reveals Hermes
-        d.emit(ev.UnitsRevealed(units=(c.units[0],)))
+    if c.steps:
+        begin_steps(d, c.units)
     for destination in c.steps:
-        if d.state.count_in(plan.move.destination, side) > 1:
-            raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-        plan = plan_move(d.state, side, c.units, destination)
-        if _step(d, plan):
+        plan = next_step(d, c.units, plan, destination)
+        if make_move(d, plan):
             if destination != c.steps[-1]:
                 raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
             return
     end_turn(d)
+
+
+def takes_extra_steps(state: GameState, move: MoveContext) -> bool:
+    """Whether the movers of ``move`` may go on with further single steps (Hermes, R3)."""
+    return any(p.takes_extra_steps(state, move) for p in powers_of(move.units))
+
+
+def begin_steps(d: Decision, units: list[str]) -> None:
+    """After the first step of a walk, before the next: taking extra steps reveals Hermes."""
+    if units[0] not in d.state.revealed:
+        d.emit(ev.UnitsRevealed(units=(units[0],)))
+
+
+def next_step(d: Decision, units: list[str], previous: MovePlan, destination: int) -> MovePlan:
+    """Judge one further step of a walk whose last step was ``previous`` (already made in
+    ``d``): he stops where he meets anyone. ``legal_actions`` lists walks of one further step
+    with this very function."""
+    side = previous.move.faction
+    if d.state.count_in(previous.move.destination, side) > 1:
+        raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
+    return plan_move(d.state, side, units, destination)
 
 
 def _liturgy(d: Decision, side: Faction, c: cmd.Liturgy) -> None:

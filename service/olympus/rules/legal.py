@@ -7,111 +7,245 @@ draws one.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from itertools import combinations
+from typing import Any
 
 from . import combat
 from . import commands as cmd
 from . import events as ev
 from .board import BOARD
 from .characters import BY_NAME, Faction
-from .decide import execute, may_pass
+from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_steps
+from .decision import Decision
 from .errors import IllegalCommand
-from .movement import plan_move
-from .powers import POWERS, MoveContext, powers_of
+from .movement import MovePlan, judge_move, mover_group
+from .powers import POWERS, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
 
-@dataclass(frozen=True, slots=True)
 class LegalAction:
-    command: cmd.Command
-    honor: int = 0  # Honor change it causes at once (negative: a loss)
-    energy: int = 0  # Energy it spends at once (positive: paid)
+    """A legal command with what it costs at once: ``honor``, the Honor change (negative: a
+    loss), and ``energy``, the Energy spent (positive: paid).
+
+    ``wire`` is the command as a client sends it: exactly
+    ``command.model_dump(mode="json", exclude=SERVICE_FIELDS)``; shared, not to be mutated.
+
+    Moves and commitments (dozens per position, listed after every command) are listed by their
+    ``wire`` alone; the pydantic ``command`` is built from it only when asked for (the bots ask
+    for the one they play, tests for all), because validating every listed command cost more
+    than judging it. Equality, hashing and repr are those of (command, honor, energy).
+    """
+
+    __slots__ = ("_command", "_given", "_kind", "_side", "_wire", "energy", "honor")
+
+    def __init__(self, command: cmd.Command, honor: int = 0, energy: int = 0) -> None:
+        self._command: cmd.Command | None = command
+        self._wire: dict[str, Any] | None = None
+        self._kind: type[cmd.Command] = type(command)
+        self._side = command.side
+        self._given: tuple[str, ...] = ()
+        self.honor = honor
+        self.energy = energy
+
+    @classmethod
+    def listed(
+        cls,
+        kind: type[cmd.Command],
+        side: Faction,
+        wire: dict[str, Any],
+        given: tuple[str, ...],
+        honor: int,
+        energy: int,
+    ) -> LegalAction:
+        """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``,
+        built on first use; ``wire`` must be its client form (tests/test_legal.py checks)."""
+        action = cls.__new__(cls)
+        action._command = None
+        action._wire = wire
+        action._kind = kind
+        action._side = side
+        action._given = given
+        action.honor = honor
+        action.energy = energy
+        return action
+
+    @property
+    def command(self) -> cmd.Command:
+        command = self._command
+        if command is None:
+            wire = self._wire
+            assert wire is not None
+            fields = {name: wire[name] for name in self._given}
+            command = self._command = self._kind(side=self._side, **fields)
+        return command
+
+    @property
+    def wire(self) -> dict[str, Any]:
+        wire = self._wire
+        if wire is None:
+            wire = self._wire = self.command.model_dump(mode="json", exclude=cmd.SERVICE_FIELDS)
+        return wire
+
+    def _key(self) -> tuple[cmd.Command, int, int]:
+        return (self.command, self.honor, self.energy)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, LegalAction):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"LegalAction(command={self.command!r}, honor={self.honor!r}, energy={self.energy!r})"
+        )
 
 
 # Powers contribute their own "instead of moving" actions (thunderbolt, recall).
 POWER_ACTIONS: list[Callable[[GameState, Faction], list[LegalAction]]] = []
 
+# Destinations from each region, in the order they are listed: of a step, of a flight.
+_STEPS = tuple(tuple(sorted(BOARD.neighbours(r))) for r in range(len(BOARD.regions)))
+_FLIGHTS = tuple(
+    tuple(to for to in range(len(BOARD.regions)) if to != r) for r in range(len(BOARD.regions))
+)
+_NONE: frozenset[str] = frozenset()
+
+Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
+_PLAIN: Sequence[Form] = (((), False),)  # the only form of most moves
+
+
+# The fields ``legal_actions`` has always passed to ``cmd.Move`` (``steps`` only for a walk):
+# the listed command is built with the same ones, so that it has the same ``model_fields_set``.
+_MOVE_GIVEN = ("units", "to", "fly", "reveal", "use_power")
+_WALK_GIVEN = (*_MOVE_GIVEN, "steps")
+_COMMIT_GIVEN = ("maneuver", "energy", "reveal")
+
+
+def _move_action(
+    move: MoveContext,
+    reveal: tuple[str, ...],
+    honor: int,
+    energy: int,
+    steps: tuple[int, ...] = (),
+) -> LegalAction:
+    """The listed ``cmd.Move`` of ``move``, as a client sends it."""
+    wire = {
+        "type": "move",
+        "units": list(move.units),
+        "to": move.destination,
+        "fly": move.flight,
+        "reveal": list(reveal),
+        "use_power": move.use_power,
+        "steps": list(steps),
+    }
+    given = _WALK_GIVEN if steps else _MOVE_GIVEN
+    return LegalAction.listed(cmd.Move, move.faction, wire, given, honor, energy)
+
 
 def _moves(state: GameState, side: Faction) -> list[LegalAction]:
     actions: list[LegalAction] = []
+    own = state.units_of(side)
+    # Hidden units that might be revealed for a move: the same for every candidate move.
+    hidden = [u for u in own if u not in state.revealed]
+    revealers = [(p.unit, p) for p in powers_of(hidden, "may_reveal_for_move")]
     origins: dict[int, list[str]] = {}
-    for unit in state.units_of(side):
+    for unit in own:
         origins.setdefault(state.positions[unit], []).append(unit)
-    for origin, units in origins.items():
+    for units in origins.values():
         for size in range(1, len(units) + 1):
             for group in combinations(units, size):
-                for destination in sorted(BOARD.neighbours(origin)):
-                    actions.extend(_variants(state, side, group, destination, False))
+                _group_moves(actions, state, side, list(group), False, revealers)
         for flier in (u for u in units if BY_NAME[u].flier):
-            for destination in range(len(BOARD.regions)):
-                if destination != origin:
-                    actions.extend(_variants(state, side, (flier,), destination, True))
+            _group_moves(actions, state, side, [flier], True, revealers)
     return actions
 
 
-def _variants(
-    state: GameState, side: Faction, units: tuple[str, ...], to: int, fly: bool
-) -> list[LegalAction]:
-    """The legal forms of one move: with or without revealing a unit for its power, with or
-    without the movers' optional power."""
-    move = MoveContext(side, units, state.positions[units[0]], to, fly, frozenset())
-    reveals: list[tuple[str, ...]] = [()] + [
-        (u,)
-        for u in state.units_of(side)
-        if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_for_move(state, move)
-    ]
-    uses = [False]
-    if any(POWERS[u].uses_power_on_move(state, move) for u in units if u in POWERS):
-        uses.append(True)
-    found = []
-    for reveal in reveals:
-        for use_power in uses:
+def _group_moves(
+    found: list[LegalAction],
+    state: GameState,
+    side: Faction,
+    units: list[str],
+    fly: bool,
+    revealers: list[tuple[str, Power]],
+) -> None:
+    """Add the legal moves of one group to each neighbouring region (each region, by flight),
+    in every form: with or without revealing a unit for its power, with or without the
+    movers' optional power; and Hermes' paths of one further step. What depends on the group
+    only is asked once, the rest once per destination."""
+    movers, origin = mover_group(state, side, units)
+    users = powers_of(movers, "uses_power_on_move")
+    walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
+    for to in _FLIGHTS[origin] if fly else _STEPS[origin]:
+        move = MoveContext(side, movers, origin, to, fly, _NONE)
+        forms = _forms(state, move, revealers, users) if revealers or users else _PLAIN
+        for reveal, use_power in forms:
+            variant = move
+            if reveal or use_power:
+                variant = MoveContext(side, movers, origin, to, fly, frozenset(reveal), use_power)
             try:
-                plan = plan_move(state, side, list(units), to, fly, reveal, use_power)
+                plan = judge_move(state, variant, reveal)
             except IllegalCommand:
                 continue
-            command = cmd.Move(
-                side=side,
-                units=list(units),
-                to=to,
-                fly=fly,
-                reveal=list(reveal),
-                use_power=use_power,
-            )
-            found.append(LegalAction(command, plan.honor, plan.energy))
-            found.extend(_extra_steps(state, command))
-    return found
+            found.append(_move_action(variant, reveal, plan.honor, plan.energy))
+            if walks and not state.units_in(to):
+                _extra_steps(found, state, plan, reveal)
 
 
-def _extra_steps(state: GameState, command: cmd.Move) -> list[LegalAction]:
-    """Hermes' paths of one further step (R3); longer paths are legal too, not listed."""
-    units = tuple(command.units)
-    if command.fly or len(units) > 1 or state.units_in(command.to):
-        return []
-    move = MoveContext(
-        command.side, units, state.positions[units[0]], command.to, False, frozenset()
+def _forms(
+    state: GameState,
+    move: MoveContext,
+    revealers: list[tuple[str, Power]],
+    users: tuple[Power, ...],
+) -> Sequence[Form]:
+    """The (reveal, use_power) forms of ``move`` worth judging, in the order they are listed:
+    with or without each hidden unit whose power may be revealed for it, with or without the
+    movers' optional power."""
+    reveals = [(u,) for u, power in revealers if power.may_reveal_for_move(state, move)]
+    use = bool(users) and any(p.uses_power_on_move(state, move) for p in users)
+    if not reveals and not use:
+        return _PLAIN
+    uses = (False, True) if use else (False,)
+    return [(reveal, use_power) for reveal in [(), *reveals] for use_power in uses]
+
+
+def _extra_steps(
+    found: list[LegalAction], state: GameState, plan: MovePlan, reveal: tuple[str, ...]
+) -> None:
+    """Hermes' paths of one further step (R3) after the first step ``plan`` to an empty region;
+    longer paths are legal too, not listed.
+
+    The first step is made once, by ``decide``'s own ``make_move`` and ``begin_steps``, not
+    once per path; each further step is then judged by ``decide``'s ``next_step``, without
+    being made: what it costs this side is what ``make_move`` would charge for its plan (its
+    Honor and Styx Energy); the rest of executing it (a meeting, the end of the turn) charges
+    this side nothing. ``tests/test_legal.py`` checks the figures against the events of
+    executing every listed path, as they used to be counted.
+    """
+    if not takes_extra_steps(state, plan.move):
+        return
+    side, units = plan.move.faction, list(plan.move.units)
+    d = Decision(state)
+    if make_move(d, plan):
+        return  # he stopped (the game is over): no further step
+    begin_steps(d, units)
+    honor = sum(e.delta for e in d.events if isinstance(e, ev.HonorChanged) and e.faction is side)
+    energy = -sum(
+        e.delta
+        for e in d.events
+        if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
     )
-    if not any(p.takes_extra_steps(state, move) for p in powers_of(units)):
-        return []
-    found = []
-    for step in sorted(BOARD.neighbours(command.to)):
-        longer = command.model_copy(update={"steps": [step]})
+    for step in _STEPS[plan.move.destination]:
         try:
-            events, _ = execute(state, longer)
+            further = next_step(d, units, plan, step)
         except IllegalCommand:
             continue
-        honor = sum(
-            e.delta for e in events if isinstance(e, ev.HonorChanged) and e.faction is command.side
+        found.append(
+            _move_action(plan.move, reveal, honor + further.honor, energy + further.energy, (step,))
         )
-        energy = -sum(
-            e.delta
-            for e in events
-            if isinstance(e, ev.EnergyChanged) and e.faction is command.side and e.reason == "styx"
-        )
-        found.append(LegalAction(longer, honor, energy))
-    return found
 
 
 def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
@@ -127,13 +261,21 @@ def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
         for u in state.units_of(side)
         if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_in_commit(state, side)
     ]
+    price = combat.commitment_pricer(state, side)
     for maneuver in sorted(combat.allowed_maneuvers(state, side)):
+        name = maneuver.value
         for energy in range(limit + 1):
-            commitment = combat.Commitment(maneuver, energy)
-            honor = -combat.commitment_honor(state, side, commitment)
+            honor = -price(maneuver, energy)
             for reveal in reveals:
-                command = cmd.Commit(side=side, maneuver=maneuver, energy=energy, reveal=reveal)
-                actions.append(LegalAction(command, honor, energy))
+                wire = {
+                    "type": "commit",
+                    "maneuver": name,
+                    "energy": energy,
+                    "reveal": list(reveal),
+                }
+                actions.append(
+                    LegalAction.listed(cmd.Commit, side, wire, _COMMIT_GIVEN, honor, energy)
+                )
     return actions
 
 
@@ -143,7 +285,9 @@ def _choices(state: GameState, side: Faction) -> list[LegalAction]:
         return []
     if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
         return [
-            LegalAction(cmd.RemoveUnit(side=side, unit=u))
+            LegalAction.listed(
+                cmd.RemoveUnit, side, {"type": "remove_unit", "unit": u}, ("unit",), 0, 0
+            )
             for u in combat.removal_candidates(state, step)
         ]
     units = combat.combatants(state, side)
@@ -151,11 +295,13 @@ def _choices(state: GameState, side: Faction) -> list[LegalAction]:
         state, combat.Action(side, tuple(units), "retreat"), "retreat", combat.RETREAT_HONOR
     )
     actions = [
-        LegalAction(cmd.Retreat(side=side, region=r), -points)
+        LegalAction.listed(
+            cmd.Retreat, side, {"type": "retreat", "region": r}, ("region",), -points, 0
+        )
         for r in combat.retreat_regions(state, side)
     ]
     if step.kind is not StepKind.RETREAT:
-        actions.append(LegalAction(cmd.Stay(side=side)))
+        actions.append(LegalAction.listed(cmd.Stay, side, {"type": "stay"}, (), 0, 0))
     return actions
 
 
@@ -168,11 +314,12 @@ def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
         return _commitments(state, side)
     if side is not state.turn:
         return []
+    state.occupancy  # noqa: B018 -- build the index: listing the moves asks hundreds of questions
     actions = _moves(state, side)
     points = 1 if state.energy[side] == 0 else 2
-    actions.append(LegalAction(cmd.Liturgy(side=side), -points, -6))
+    actions.append(LegalAction.listed(cmd.Liturgy, side, {"type": "liturgy"}, (), -points, -6))
     if may_pass(state, side):
-        actions.append(LegalAction(cmd.Pass(side=side)))
+        actions.append(LegalAction.listed(cmd.Pass, side, {"type": "pass"}, (), 0, 0))
     for contribute in POWER_ACTIONS:
         actions.extend(contribute(state, side))
     return actions

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
@@ -16,9 +16,9 @@ STACK_LIMIT = 4  # R6
 STYX_ENERGY = 2  # R5
 
 
-@dataclass(frozen=True, slots=True)
-class MovePlan:
-    """A legal move with everything it costs; ``decide`` turns it into events."""
+class MovePlan(NamedTuple):
+    """A legal move with everything it costs; ``decide`` turns it into events. (A NamedTuple,
+    like ``MoveContext``: ``legal_actions`` makes one per candidate move.)"""
 
     move: MoveContext
     honor: int
@@ -66,6 +66,18 @@ def styx_cost(state: GameState, move: MoveContext) -> int:
     return STYX_ENERGY
 
 
+def mover_group(
+    state: GameState, faction: Faction, units: list[str]
+) -> tuple[tuple[str, ...], int]:
+    """Check that ``units`` are own units on the board standing together: the R1-ordered movers
+    and their region. ``legal_actions`` asks this once per group, not once per destination."""
+    movers = own_units(state, faction, units)
+    origins = {state.positions[u] for u in movers}
+    if len(origins) != 1:
+        raise IllegalCommand("units_not_together", "A group must move from one region.")
+    return movers, origins.pop()
+
+
 def plan_move(
     state: GameState,
     faction: Faction,
@@ -76,27 +88,36 @@ def plan_move(
     use_power: bool = False,
 ) -> MovePlan:
     """Judge a move; raise ``IllegalCommand`` with the first rule it breaks."""
-    movers = own_units(state, faction, units)
-    origins = {state.positions[u] for u in movers}
-    if len(origins) != 1:
-        raise IllegalCommand("units_not_together", "A group must move from one region.")
-    origin = origins.pop()
-    if destination == origin:
-        raise IllegalCommand("same_region", "The units are already there.")
+    movers, origin = mover_group(state, faction, units)
     move = MoveContext(faction, movers, origin, destination, fly, frozenset(reveal), use_power)
-    newly = check_reveals(
-        state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
-    )
-    if use_power and not any(p.uses_power_on_move(state, move) for p in powers_of(movers)):
+    return judge_move(state, move, reveal)
+
+
+def judge_move(
+    state: GameState, move: MoveContext, reveal: list[str] | tuple[str, ...] = ()
+) -> MovePlan:
+    """Judge ``move`` of a group that ``mover_group`` accepted; ``reveal`` is the list of units
+    to reveal as the command gives it (``move.reveal`` is its set). ``plan_move`` is this after
+    ``mover_group``; ``legal_actions`` calls it directly with one ``MoveContext`` per candidate,
+    which it also asks the powers about."""
+    faction, movers, destination = move.faction, move.units, move.destination
+    if destination == move.origin:
+        raise IllegalCommand("same_region", "The units are already there.")
+    newly: tuple[str, ...] = ()
+    if reveal:
+        newly = check_reveals(
+            state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
+        )
+    if move.use_power and not any(p.uses_power_on_move(state, move) for p in powers_of(movers)):
         raise IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
-    if fly:
+    if move.flight:
         power = POWERS.get(movers[0]) if len(movers) == 1 else None
         if power is None or not power.flies(state, move):
             raise IllegalCommand(
                 "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
             )
-    elif not BOARD.adjacent(origin, destination):
-        raise IllegalCommand("not_adjacent", f"Region {destination} is not next to {origin}.")
+    elif not BOARD.adjacent(move.origin, destination):
+        raise IllegalCommand("not_adjacent", f"Region {destination} is not next to {move.origin}.")
     if state.count_in(destination, faction) + len(movers) > STACK_LIMIT:
         raise IllegalCommand(
             "stack_limit", f"At most {STACK_LIMIT} of your units may stand in one region."

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
-from .characters import BY_NAME, ORDER, Faction
+from .characters import BY_NAME, CHARACTERS, ORDER, Faction
 
 
 class Phase(StrEnum):
@@ -91,8 +91,39 @@ class Options:
     forfeit_seconds: int | None = None
 
 
+# (name, faction) of every character, in R1 order.
+_ROSTER = tuple((c.name, c.faction) for c in CHARACTERS)
+
+
 @dataclass(frozen=True, slots=True)
-class GameState:
+class Occupancy:
+    """Who stands where in one state, in R1 order: ``units_in``, ``units_of`` and ``count_in``
+    as lookups instead of scans of every unit, for code that asks them many times of one state
+    (``legal_actions`` asks hundreds)."""
+
+    in_region: dict[int, list[str]]
+    in_region_of: dict[tuple[int, Faction], list[str]]
+    of: dict[Faction, list[str]]
+
+    @staticmethod
+    def of_positions(positions: dict[str, int]) -> Occupancy:
+        in_region: dict[int, list[str]] = {}
+        in_region_of: dict[tuple[int, Faction], list[str]] = {}
+        of: dict[Faction, list[str]] = {f: [] for f in Faction}
+        for unit, faction in _ROSTER:
+            region = positions.get(unit)
+            if region is not None:
+                in_region.setdefault(region, []).append(unit)
+                in_region_of.setdefault((region, faction), []).append(unit)
+                of[faction].append(unit)
+        return Occupancy(in_region, in_region_of, of)
+
+
+@dataclass(frozen=True, slots=True)
+class _Facts:
+    """The fields of ``GameState``: everything its equality, repr, pickling and ``evolved``
+    see. ``GameState`` adds only a cache slot that none of them touches."""
+
     options: Options = Options()
     phase: Phase = Phase.SETUP
     turn: Faction = Faction.CHTHONIANS
@@ -120,30 +151,72 @@ class GameState:
     result: str | None = None  # "olympians", "chthonians" or "draw" once over
     version: int = 0  # number of events folded
 
+
+class GameState(_Facts):
+    """The state (its fields are in ``_Facts``) with a cache slot for its ``Occupancy``.
+
+    The slot is not a dataclass field: ``evolved`` and ``dataclasses.replace`` never copy it to
+    the next state, and equality, hashing, repr and pickling never see it. The index is built
+    only when ``occupancy`` is asked for (``legal_actions`` does); until then ``units_in``,
+    ``units_of`` and ``count_in`` scan the positions, which is cheaper for the states that are
+    asked only a question or two (most states ``execute`` and replay go through).
+    """
+
+    __slots__ = ("_occupancy",)
+
+    @property
+    def occupancy(self) -> Occupancy:
+        """The occupancy index of this state, built on first use."""
+        occupancy: Occupancy | None = getattr(self, "_occupancy", None)
+        if occupancy is None:
+            occupancy = Occupancy.of_positions(self.positions)
+            object.__setattr__(self, "_occupancy", occupancy)
+        return occupancy
+
     def evolved(self, changes: dict[str, Any]) -> GameState:
         """A copy with ``changes``: ``dataclasses.replace`` without its overhead, because every
-        event makes one (replay speed)."""
+        event makes one (replay speed). The fields are set through their slot descriptors,
+        which is a third faster than ``object.__setattr__``; the cache slot stays unset."""
         new = object.__new__(GameState)
-        for name in _STATE_FIELDS:
-            object.__setattr__(new, name, changes[name] if name in changes else getattr(self, name))
+        for name, set_slot in _FIELD_SETTERS:
+            set_slot(new, changes[name] if name in changes else getattr(self, name))
         return new
 
+    # Without the index these scan the positions (plain loops: they run on every event). The
+    # slot is read with getattr's default: catching the AttributeError of an unset slot would
+    # cost more than the scan.
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
+        index: Occupancy | None = getattr(self, "_occupancy", None)
+        if index is not None:
+            if faction is None:
+                return list(index.in_region.get(region, ()))
+            return list(index.in_region_of.get((region, faction), ()))
         units = [u for u, r in self.positions.items() if r == region]
         if faction is not None:
             units = [u for u in units if BY_NAME[u].faction is faction]
-        return sorted(units, key=ORDER.__getitem__)
+        if len(units) > 1:
+            units.sort(key=ORDER.__getitem__)
+        return units
 
     def units_of(self, faction: Faction) -> list[str]:
-        return sorted(
-            (u for u in self.positions if BY_NAME[u].faction is faction), key=ORDER.__getitem__
-        )
+        """A side's units on the board, in R1 order."""
+        index: Occupancy | None = getattr(self, "_occupancy", None)
+        if index is not None:
+            return list(index.of[faction])
+        units = [u for u in self.positions if BY_NAME[u].faction is faction]
+        units.sort(key=ORDER.__getitem__)
+        return units
 
     def count_in(self, region: int, faction: Faction) -> int:
-        return sum(
-            1 for u, r in self.positions.items() if r == region and BY_NAME[u].faction is faction
-        )
+        index: Occupancy | None = getattr(self, "_occupancy", None)
+        if index is not None:
+            return len(index.in_region_of.get((region, faction), ()))
+        count = 0
+        for unit, where in self.positions.items():
+            if where == region and BY_NAME[unit].faction is faction:
+                count += 1
+        return count
 
     def leader(self, faction: Faction) -> str | None:
         """The acting leader (R10): Zeus then Hera; Hades then Persephone."""
@@ -156,3 +229,4 @@ class GameState:
 
 
 _STATE_FIELDS = tuple(f.name for f in fields(GameState))
+_FIELD_SETTERS = tuple((name, getattr(_Facts, name).__set__) for name in _STATE_FIELDS)

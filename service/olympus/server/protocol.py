@@ -18,14 +18,13 @@ import msgpack
 from pydantic import ValidationError
 
 from olympus.rules import Command, LegalAction, parse_command
+from olympus.rules.commands import SERVICE_FIELDS
 
 Message = dict[str, Any]
 Frame = str | bytes
 
 # Commands only the service may issue (R2 Random Setup, R12 clocks).
 SYSTEM_COMMANDS = frozenset({"draw_random_setup", "timeout"})
-# Fields the service fills in from the seat and its clock; a client never sends them.
-SERVER_FIELDS = ("side", "at_ms")
 _COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 
 
@@ -131,7 +130,7 @@ def legal(seq: int, actions: list[LegalAction]) -> Message:
         "seq": seq,
         "actions": [
             {
-                "command": a.command.model_dump(mode="json", exclude=set(SERVER_FIELDS)),
+                "command": a.wire,  # the client form: no side, no clock
                 "honor": a.honor,
                 "energy": a.energy,
             }
@@ -206,7 +205,7 @@ def parse_client_command(message: Message) -> Command:
     body = message.get("command")
     if not isinstance(body, dict):
         raise ProtocolError("bad_command", "'command' must be a map with a 'type'.")
-    for name in SERVER_FIELDS:
+    for name in sorted(SERVICE_FIELDS):  # filled in from the seat and the service's clock
         if name in body:
             raise ProtocolError("side_not_allowed", f"The server sets '{name}'; do not send it.")
     if body.get("type") in SYSTEM_COMMANDS:

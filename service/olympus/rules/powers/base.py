@@ -8,8 +8,7 @@ checking a character's name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from ..characters import BY_NAME, Faction
 from ..state import GameState, Maneuver
@@ -18,12 +17,14 @@ if TYPE_CHECKING:
     from ..decision import Decision
 
 
-@dataclass(frozen=True, slots=True)
-class Action:
+class Action(NamedTuple):
     """What an Honor penalty is charged for (R4, R8): Apollo and Dionysus judge by it.
 
     ``kind`` is one of ``move``, ``flight``, ``attack``, ``combat``, ``retreat``, ``power``.
     ``units`` are the acting side's units (the movers, or the side's units in the combat).
+
+    Like ``MoveContext``, a NamedTuple rather than a frozen dataclass: as immutable, and a third
+    of the cost to make (``legal_actions`` makes one per candidate move).
     """
 
     faction: Faction
@@ -35,8 +36,7 @@ class Action:
         return self.units == (unit,)
 
 
-@dataclass(frozen=True, slots=True)
-class MoveContext:
+class MoveContext(NamedTuple):
     """A move being judged: who goes where, how, and who is revealed for it."""
 
     faction: Faction
