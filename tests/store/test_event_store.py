@@ -154,6 +154,22 @@ async def test_appends_sent_together_each_get_their_own_outcome(
         await store.delete_room(room)
 
 
+async def test_appends_after_redis_forgot_the_script(store: EventStore, room_id: str) -> None:
+    """A restarted Redis has no scripts: the batched EVALSHAs are refused unrun, then sent again
+    with the script loaded; each applies once."""
+    await new_room(store, room_id, 1)
+    await store.redis.script_flush()
+    results = await asyncio.gather(
+        store.append(room_id, 1, [ev(2)], command_id="x"),
+        store.append(room_id, 1, [ev(2)], command_id="x"),  # the same command, retried
+        store.append(room_id, 1, [ev(9)]),  # a stale writer
+        return_exceptions=True,
+    )
+    assert [(r.version, r.duplicate) for r in results[:2]] == [(2, False), (2, True)]
+    assert isinstance(results[2], VersionConflict)
+    assert [e.data for e in await store.read(room_id)] == [ev(1), ev(2)]
+
+
 async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
     store: EventStore, room_id: str
 ) -> None:

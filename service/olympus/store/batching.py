@@ -16,6 +16,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.commands.core import AsyncScript
+from redis.exceptions import NoScriptError
 
 
 class ScriptBatcher:
@@ -38,10 +39,21 @@ class ScriptBatcher:
     async def _flush(self) -> None:
         batch, self._queued = self._queued, []
         try:
+            # EVALSHA, not the script object: in a pipeline, redis-py would ask SCRIPT EXISTS
+            # first, every time (a round trip of its own). A script Redis does not know (a
+            # restart flushes them) is refused without running; those calls go again, one by
+            # one, through the script object, which loads it.
             pipe = self.redis.pipeline(transaction=False)
+            sha = self.script.sha
             for keys, args, _ in batch:
-                await self.script(keys=keys, args=args, client=pipe)  # queues, loads if needed
+                pipe.evalsha(sha, len(keys), *keys, *args)
             replies = await pipe.execute(raise_on_error=False)
+            for k, (keys, args, _) in enumerate(batch):
+                if isinstance(replies[k], NoScriptError):
+                    try:
+                        replies[k] = await self.script(keys=keys, args=args)
+                    except Exception as error:
+                        replies[k] = error
         except asyncio.CancelledError:  # the process is stopping
             for *_, result in batch:
                 result.cancel()
