@@ -51,7 +51,7 @@ def make_move(d: Decision, plan: MovePlan) -> bool:
     if plan.honor:
         d.emit(ev.HonorChanged(side, plan.honor, plan.honor_reason))
     d.emit(ev.UnitsMoved(side, move.units, move.origin, move.destination, move.flight))
-    for power in powers_of(move.units):
+    for power in powers_of(move.units, "after_move"):
         power.after_move(d, move)
     if attack:
         combat.meet(d, move)

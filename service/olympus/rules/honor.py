@@ -10,7 +10,7 @@ from .state import GameState
 
 def penalty(state: GameState, action: Action, reason: str, points: int) -> int:
     """A penalty of ``points`` Honor after Apollo, Dionysus, Moirae… (R4, R8); never negative."""
-    for power in powers_of(action.units):
+    for power in powers_of(action.units, "honor_penalty"):
         points = power.honor_penalty(state, action, reason, points)
     return max(points, 0)
 

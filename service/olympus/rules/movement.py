@@ -61,7 +61,7 @@ def styx_cost(state: GameState, move: MoveContext) -> int:
     if move.flight or not BOARD.crosses_styx(move.origin, move.destination):
         return 0
     helpers = [u for u in state.units_of(move.faction) if u in state.revealed or u in move.reveal]
-    if any(p.styx_free(state, move) for p in powers_of(helpers)):
+    if any(p.styx_free(state, move) for p in powers_of(helpers, "styx_free")):
         return 0
     return STYX_ENERGY
 
