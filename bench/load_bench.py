@@ -319,6 +319,8 @@ class Room:
         self.pending: dict[str, Any] | None = None
         self.open: list[tuple[float, int, bool]] = []  # (sent at, ack seq, in window)
         self.unoptioned: list[tuple[float, int, bool]] = []  # the same, until a ``legal`` came
+        # (seq, arrival) of each ``legal``: one on the other seat's socket may beat the ``ack``
+        self.legals: list[tuple[int, float]] = []
         self.setups: list[Faction] = []
         self.commands = 0
         self.closing = False
@@ -370,6 +372,7 @@ class Room:
             if seat is not None:
                 self.seats[seat] = recipient
         self.pending, self.open, self.unoptioned, self.commands = None, [], [], 0
+        self.legals = []
         self.setups = list(SEATS)
         self.rng.shuffle(self.setups)
         self.game += 1
@@ -430,12 +433,17 @@ class Room:
             bench.stats.acked += 1
         self.open.append((pending["sent"], message["seq"], in_window))
         if pending["command"]["type"] != "submit_setup":  # no options follow a first setup
-            self.unoptioned.append(self.open[-1])
+            came = [at for seq, at in self.legals if seq >= message["seq"]]
+            if not came:
+                self.unoptioned.append(self.open[-1])
+            elif in_window:
+                self.bench.stats.legal_latencies.append(min(came) - pending["sent"])
         self.settle()
 
     def optioned(self, seq: int) -> None:
         """A ``legal`` about ``seq`` came: the commands up to it have their next options."""
         now, still = time.monotonic(), []
+        self.legals = [*self.legals[-3:], (seq, now)]
         for sent, acked, in_window in self.unoptioned:
             if acked <= seq:
                 if in_window:
