@@ -18,7 +18,6 @@ from the rules instead. Either way one Timeout lands.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 
@@ -29,6 +28,7 @@ from olympus.rules.clocks import deadlines
 from olympus.rules.commands import Timeout
 from olympus.store import RoomNotFound
 
+from .background import cancel
 from .metrics import ServiceMetrics
 from .registry import RoomNotReady, RoomRegistry
 from .room import CommandRejected, RoomRuntime, now_ms
@@ -71,12 +71,7 @@ class Clocks:
         for handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
-        tasks = [*self._tasks, *([self._sweeper] if self._sweeper else [])]
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await cancel(*self._tasks, self._sweeper)
 
     # -- registry hooks ---------------------------------------------------------------------
 

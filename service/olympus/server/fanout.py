@@ -18,7 +18,6 @@ subscription is sent again on a fresh connection, instead of trusting an implici
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from redis.exceptions import RedisError
 
 from olympus.store import EventStore
 
+from .background import cancel
 from .metrics import ServiceMetrics
 from .registry import RoomRegistry
 from .room import RoomRuntime
@@ -65,10 +65,7 @@ class Fanout:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel(self._task)
         await self.pubsub.aclose()
 
     # -- subscriptions (registry hooks) -----------------------------------------------------

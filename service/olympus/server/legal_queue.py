@@ -12,9 +12,10 @@ overload, the wait moves here (to the next options) instead of onto every event.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from typing import Protocol
+
+from .background import cancel
 
 log = logging.getLogger("olympus.server.legal_queue")
 
@@ -45,10 +46,7 @@ class LegalQueue:
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        await cancel(self._task)
 
     async def _run(self) -> None:
         while True:

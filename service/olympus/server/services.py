@@ -8,7 +8,6 @@ in every process.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -20,6 +19,7 @@ from olympus.rules.commands import DrawRandomSetup
 from olympus.store import EventStore
 
 from . import tokens
+from .background import cancel
 from .clocks import Clocks
 from .fanout import Fanout
 from .legal_queue import LegalQueue
@@ -103,10 +103,7 @@ class Services:
         self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
 
     async def stop(self) -> None:
-        if self._janitor is not None:
-            self._janitor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._janitor
+        await cancel(self._janitor)
         await self.legal_queue.stop()
         await self.clocks.stop()
         await self.fanout.stop()
