@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 
 import pytest
 from service_harness import split_frame
 
 from olympus.server.feed import Feed
+from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
@@ -77,3 +79,38 @@ def test_a_batch_frame_is_the_array_of_its_messages(count: int) -> None:
         else:
             assert codec.decode(batch) == messages
             assert split_frame(batch) == frames
+
+
+async def test_legal_queue_serves_rooms_in_order_one_per_turn_of_the_loop() -> None:
+    """The lowest-priority work: each room once, first come first served, and whatever else is
+    ready runs between two rooms; a room that fails does not stop the others."""
+    served: list[str] = []
+
+    class Room:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def push_due(self) -> None:
+            served.append(self.name)
+            if self.name == "bad":
+                raise RuntimeError("a bug in one room")
+
+    queue = LegalQueue()
+    await queue.start()
+    try:
+        a, bad, b = Room("a"), Room("bad"), Room("b")
+        for room in (a, bad, a, b):  # a twice: served once
+            queue.add(room)
+        assert len(queue) == 3
+        loop = asyncio.get_running_loop()
+        for _ in range(3):  # other work, ready at every turn of the loop
+            loop.call_soon(served.append, "event")
+        await asyncio.sleep(0.05)
+        assert [s for s in served if s != "event"] == ["a", "bad", "b"]
+        assert served.index("event") < served.index("bad")  # events are not held back
+        queue.add(b)
+        queue.discard(b)  # a room dropped before its turn is not served
+        await asyncio.sleep(0.01)
+        assert served.count("b") == 1 and len(queue) == 0
+    finally:
+        await queue.stop()
