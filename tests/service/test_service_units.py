@@ -105,7 +105,9 @@ async def test_legal_queue_serves_rooms_in_order_one_per_turn_of_the_loop() -> N
         loop = asyncio.get_running_loop()
         for _ in range(3):  # other work, ready at every turn of the loop
             loop.call_soon(served.append, "event")
-        await asyncio.sleep(0.05)
+        async with asyncio.timeout(5):
+            while len(queue):
+                await asyncio.sleep(0.001)
         assert [s for s in served if s != "event"] == ["a", "bad", "b"]
         assert served.index("event") < served.index("bad")  # events are not held back
         queue.add(b)
