@@ -38,7 +38,7 @@ class Settings:
     hello_timeout: float = 10.0
     # A resume further back than this many messages gets a fresh view instead.
     resume_window: int = 2000
-    # Frames queued for one socket; a client that falls further behind is disconnected.
+    # Messages queued for one socket; a client that falls further behind is disconnected.
     send_queue: int = 4096
     # A room with no local socket is dropped from this process's cache after this long.
     idle_seconds: float = 60.0
