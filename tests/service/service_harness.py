@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import random
 import socket
@@ -98,9 +99,18 @@ class ServerThread(Loopback):
         self.thread.join(STOP_TIMEOUT)
         self.sock.close()
         if self.thread.is_alive():
-            frame = sys._current_frames().get(self.thread.ident or 0)
-            where = "".join(traceback.format_stack(frame)) if frame else "?"
-            raise RuntimeError(f"server did not stop; its thread is at:\n{where}")
+            raise RuntimeError(f"server did not stop; where it waits:\n{self._where()}")
+
+    def _where(self) -> str:
+        """The server thread's stack and its event loop's unfinished tasks (a diagnosis)."""
+        frame = sys._current_frames().get(self.thread.ident or 0)
+        where = ["".join(traceback.format_stack(frame)) if frame else "?"]
+        loops = {s.get_loop() for s in self.server.servers}
+        for task in (t for loop in loops for t in asyncio.all_tasks(loop)):
+            stack = io.StringIO()
+            task.print_stack(file=stack)
+            where.append(stack.getvalue())
+        return "\n".join(where)
 
     async def aclose(self) -> None:
         """Stop while this event loop keeps running, so its clients can answer close frames."""
