@@ -8,6 +8,7 @@ import time
 import pytest
 from service_harness import split_frame
 
+from olympus.server import background
 from olympus.server.feed import Feed
 from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry
@@ -116,3 +117,30 @@ async def test_legal_queue_serves_rooms_in_order_one_per_turn_of_the_loop() -> N
         assert served.count("b") == 1 and len(queue) == 0
     finally:
         await queue.stop()
+
+
+async def test_stopping_background_tasks_is_bounded(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A task that does not unwind when cancelled (stuck in a Redis call) must not hold up the
+    shutdown: the others are stopped, it is reported and left to asyncio's final cleanup."""
+    monkeypatch.setattr(background, "GRACE_SECONDS", 0.1)
+    release = asyncio.Event()
+
+    async def stubborn() -> None:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            await release.wait()  # swallows the cancellation until released
+            raise
+
+    stuck = asyncio.get_running_loop().create_task(stubborn(), name="stubborn")
+    polite = asyncio.get_running_loop().create_task(asyncio.sleep(60))
+    await asyncio.sleep(0)
+    async with asyncio.timeout(5):
+        await background.cancel(stuck, polite, None)
+    assert polite.cancelled() and not stuck.done()
+    assert "did not stop in time" in caplog.text
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await stuck
