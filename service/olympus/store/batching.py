@@ -54,19 +54,18 @@ class ScriptBatcher:
                         replies[k] = await self.script(keys=keys, args=args)
                     except Exception as error:
                         replies[k] = error
+            for (*_, result), reply in zip(batch, replies, strict=True):
+                if result.done():  # its caller was cancelled
+                    continue
+                if isinstance(reply, Exception):
+                    result.set_exception(reply)
+                else:
+                    result.set_result(reply)
         except asyncio.CancelledError:  # the process is stopping
             for *_, result in batch:
                 result.cancel()
             raise
-        except Exception as error:  # the connection failed: every call of the batch did
-            for *_, result in batch:
+        except Exception as error:  # the connection failed: every call still waiting did
+            for *_, result in batch:  # (no caller may wait forever)
                 if not result.done():
                     result.set_exception(error)
-            return
-        for (*_, result), reply in zip(batch, replies, strict=True):
-            if result.done():  # its caller was cancelled
-                continue
-            if isinstance(reply, Exception):
-                result.set_exception(reply)
-            else:
-                result.set_result(reply)
