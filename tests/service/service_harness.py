@@ -243,8 +243,8 @@ class WsClient:
         await self.send({"type": "command", "id": command_id, "command": command})
         while True:
             message = await self.next()
-            if message["type"] in ("ack", "error") and message.get("id") == command_id:
-                return message
+            if message["type"] in ("ack", "error") and message.get("id") in (command_id, None):
+                return message  # an error without an id (a frame the server failed on) too
 
     @property
     def seq(self) -> int:
