@@ -36,10 +36,13 @@ from olympus.server import Settings, create_app
 from olympus.server.serve import uvicorn_config
 from olympus.store import EventStore
 
-TIMEOUT = 10.0
+# How long a test waits for the server. Longer than the service's own Redis timeouts (10 s),
+# so that a slow Redis shows up as the service's error reply, not as a silent client timeout;
+# these tests are about what arrives, not how fast (the benchmarks measure that).
+TIMEOUT = 30.0
 # uvicorn waits this long for open connections before it cancels them (serve.py); stopping a
 # server thread may take that, plus its lifespan shutdown.
-STOP_TIMEOUT = 30.0
+STOP_TIMEOUT = 40.0
 
 
 class Loopback:
