@@ -271,7 +271,16 @@ class Stats:
     numbering_mismatch: int = 0
     disconnects: int = 0
     busy_ticks: int = 0  # open loop: the tick came while the room's command was in flight
+    rooms_shed: int = 0  # room creations refused with 503 ``overloaded``, retried as told
     errors: list[str] = field(default_factory=list)
+
+
+class Shed(Exception):
+    """The server refused to create a room because it is overloaded (503 ``overloaded``)."""
+
+    def __init__(self, retry_after: float) -> None:
+        super().__init__(f"overloaded, retry after {retry_after} s")
+        self.retry_after = retry_after
 
 
 def unpack(frame: bytes) -> list[dict[str, Any]]:
@@ -339,6 +348,8 @@ class Room:
             with contextlib.suppress(Exception):
                 await r.ws.close()
         reply = await bench.http.post("/rooms", json={"side": "olympians"})
+        if reply.status_code == 503 and reply.json().get("code") == "overloaded":
+            raise Shed(float(reply.headers.get("retry-after", 1)))
         reply.raise_for_status()
         created = reply.json()
         reply = await bench.http.post(f"/rooms/{created['room']}/join", json={})
@@ -394,6 +405,9 @@ class Room:
             try:
                 await self.new_game()
                 return
+            except Shed as shed:  # the server sheds load: not an error, wait as it asks
+                self.bench.stats.rooms_shed += 1
+                await asyncio.sleep(shed.retry_after)
             except Exception as error:
                 self.bench.stats.errors.append(f"new game: {error!r}")
                 if self.bench.stopping:
@@ -709,6 +723,7 @@ def main(argv: list[str] | None = None) -> int:
             "numbering_mismatch",
             "disconnects",
             "busy_ticks",
+            "rooms_shed",
         ):
             setattr(stats, name, getattr(stats, name) + getattr(s, name))
         for code, n in s.refused.items():
@@ -771,6 +786,7 @@ def main(argv: list[str] | None = None) -> int:
         "disconnects": stats.disconnects,
         "numbering_mismatch": stats.numbering_mismatch,
         "busy_ticks": stats.busy_ticks,
+        "rooms_shed": stats.rooms_shed,
         "errors_total": len(stats.errors),
         "errors": stats.errors[:5],
         "nproc": os.cpu_count(),

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
-import httpx
-from service_harness import ServerThread, WsClient, create_game
+import random
+from collections.abc import Callable
 
-from olympus.rules import Faction, decode
+import httpx
+from service_harness import (
+    Game,
+    Oracle,
+    ServerThread,
+    WsClient,
+    create_game,
+    seat,
+    setup_command,
+)
+
+from olympus.rules import Faction, Phase, decode
 from olympus.store import EventStore
 
 
@@ -104,3 +115,48 @@ async def test_health_and_metrics(http: httpx.AsyncClient) -> None:
     assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
     for name in ("olympus_rooms_loaded", "olympus_append_seconds_bucket", "olympus_commands_total"):
         assert name in metrics.text
+
+
+async def test_an_overloaded_process_refuses_new_rooms_and_serves_its_games(
+    start_server: Callable[..., ServerThread], store: EventStore
+) -> None:
+    """Load shedding: while a process is overloaded it refuses to create rooms (503
+    ``overloaded``, with Retry-After), and only that; its players' joins, sockets and commands
+    go on, and another process of the deployment takes the new room. Negative
+    ``overload_seconds`` makes the process overloaded whatever its load (a drained process)."""
+    busy = start_server(overload_seconds=-1.0)
+    calm = start_server()
+    async with (
+        httpx.AsyncClient(base_url=busy.url, timeout=10) as busy_http,
+        httpx.AsyncClient(base_url=calm.url, timeout=10) as calm_http,
+    ):
+        refused = await busy_http.post("/rooms", json={"side": "olympians"})
+        assert refused.status_code == 503, refused.text
+        assert refused.json()["code"] == "overloaded" and refused.json()["sentence"]
+        assert int(refused.headers["retry-after"]) >= 1
+        assert await store.rooms_by_status("open") == []  # nothing was created
+
+        created = await calm_http.post("/rooms", json={"side": "olympians"})
+        assert created.status_code == 201, created.text
+        room = created.json()
+        joined = await busy_http.post(f"/rooms/{room['room']}/join", json={})
+        assert joined.status_code == 200 and joined.json()["seat"] == "chthonians"
+        game = Game(
+            room["room"],
+            room["epoch"],
+            {Faction.OLYMPIANS: room["token"], Faction.CHTHONIANS: joined.json()["token"]},
+        )
+        rng = random.Random(3)
+        for faction in Faction:
+            client = await seat(busy.ws_url, game, faction)
+            reply = await client.command(f"setup-{faction.value}", setup_command(rng, faction))
+            assert reply["type"] == "ack", reply
+        assert (await Oracle(store, game.room).sync()).phase is not Phase.SETUP
+
+        health = await busy_http.get("/healthz")
+        assert health.status_code == 200  # overload is reported, not failed
+        assert health.json()["overloaded"] is True
+        assert (await calm_http.get("/healthz")).json()["overloaded"] is False
+        metrics = (await busy_http.get("/metrics")).text
+        assert 'olympus_shed_total{request="create_room"} 1' in metrics
+        assert "olympus_legal_lag_seconds " in metrics

@@ -8,7 +8,7 @@ import time
 import pytest
 from service_harness import split_frame
 
-from olympus.server import background
+from olympus.server import Settings, background
 from olympus.server.feed import Feed
 from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry
@@ -144,3 +144,35 @@ async def test_stopping_background_tasks_is_bounded(
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await stuck
+
+
+def test_legal_queue_lag_is_the_wait_of_the_room_first_in_line() -> None:
+    """The overload measure: how long the longest-waiting room has waited; a room owed more
+    while it waits keeps its place and its time; an empty queue has no lag."""
+
+    class Room:
+        def push_due(self) -> None:
+            raise AssertionError("the queue is not running")
+
+    now = [100.0]
+    queue = LegalQueue(clock=lambda: now[0])
+    first, second = Room(), Room()
+    assert queue.lag() == 0.0
+    queue.add(first)
+    now[0] = 100.5
+    queue.add(second)
+    queue.add(first)
+    now[0] = 101.0
+    assert queue.lag() == 1.0
+    queue.discard(first)
+    assert queue.lag() == 0.5
+    queue.discard(second)
+    assert queue.lag() == 0.0
+
+
+def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLYMPUS_OVERLOAD_SECONDS", "1.5")
+    assert Settings.from_env(redis_url="redis://x").overload_seconds == 1.5
+    monkeypatch.delenv("OLYMPUS_OVERLOAD_SECONDS")
+    default = Settings(redis_url="redis://x").overload_seconds
+    assert Settings.from_env(redis_url="redis://x").overload_seconds == default

@@ -33,9 +33,7 @@ def _join_game(new_page):
 def _manual_setup(page, rng: random.Random) -> None:
     """Pick and place by clicks, one unit by drag and drop, then submit sealed."""
     page.wait_for_selector("g.dest")  # the leader is selected: free regions are offered
-    names = [
-        li.get_attribute("data-unit") for li in page.locator("li.setup-unit").all()
-    ]
+    names = [li.get_attribute("data-unit") for li in page.locator("li.setup-unit").all()]
     leader, others = names[0], names[1:]
     picks = rng.sample(others, 8)
     page.locator("g.dest").nth(rng.randrange(page.locator("g.dest").count())).click()

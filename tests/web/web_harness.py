@@ -37,8 +37,16 @@ class Server:
     def start(self) -> Server:
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "olympus.cli", "serve", "--port", str(self.port),
-             "--data-dir", str(self.data_dir)],
+            [
+                sys.executable,
+                "-m",
+                "olympus.cli",
+                "serve",
+                "--port",
+                str(self.port),
+                "--data-dir",
+                str(self.data_dir),
+            ],
             stdout=log,
             stderr=subprocess.STDOUT,
             env={**os.environ, "REDIS_URL": ""},

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -38,8 +39,10 @@ def _services(request: Request) -> Services:
     return request.app.state.services
 
 
-def _error(status: int, code: str, sentence: str) -> JSONResponse:
-    return JSONResponse({"code": code, "sentence": sentence}, status_code=status)
+def _error(
+    status: int, code: str, sentence: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse({"code": code, "sentence": sentence}, status_code=status, headers=headers)
 
 
 def _handles_errors(handler: Handler) -> Handler:
@@ -92,9 +95,17 @@ def _seated(seated: Seated) -> dict[str, Any]:
 
 @_handles_errors
 async def create_room(request: Request) -> Response:
+    """A new room, unless the process is overloaded: a game not yet begun is the load to shed
+    (the games under way keep their pace; another process of the deployment may take it)."""
+    services = _services(request)
+    if services.overloaded:
+        services.metrics.shed.inc("create_room")
+        retry = str(min(30, max(1, math.ceil(services.legal_queue.lag()))))
+        sentence = "The server is too busy to open a room now; try again shortly."
+        return _error(503, "overloaded", sentence, {"retry-after": retry})
     spec = await _body(request, CreateRoom)
     try:
-        seated = await _services(request).lobby.create(spec)
+        seated = await services.lobby.create(spec)
     except IllegalCommand as illegal:
         raise LobbyError(422, illegal.code, illegal.sentence) from None
     return JSONResponse(_seated(seated), status_code=201)
@@ -180,7 +191,11 @@ async def room_view(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    """Healthy: Redis answers, and the pub/sub connection is up (else no fan-out in)."""
+    """Healthy: Redis answers, and the pub/sub connection is up (else no fan-out in).
+
+    Overload is reported, not failed: an overloaded process still serves its games, and a
+    readiness that failed on load would take every busy process out of the balancer at once.
+    """
     services = _services(request)
     try:
         await asyncio.wait_for(services.redis.ping(), timeout=2.0)
@@ -191,6 +206,8 @@ async def healthz(request: Request) -> Response:
         "pubsub": services.fanout.connected,
         "rooms": len(services.rooms),
         "connections": len(services.connections),
+        "legal_lag_seconds": round(services.legal_queue.lag(), 3),
+        "overloaded": services.overloaded,
     }
     return JSONResponse(body, status_code=200 if services.fanout.connected else 503)
 

@@ -7,12 +7,19 @@ the ``ack``. So rooms owing those frames wait here, in the order they became due
 task serves one room per turn of the event loop: every turn still reads the sockets, appends
 and fans out everything that is ready before the next room's options are computed. Under
 overload, the wait moves here (to the next options) instead of onto every event.
+
+How long the oldest room has been waiting (``lag``) is therefore the process's measure of
+overload: it is near zero while the process keeps up, and grows with the backlog once it does
+not. The service refuses new rooms while it exceeds ``Settings.overload_seconds``
+(services.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import Callable
 from typing import Protocol
 
 from .background import cancel
@@ -27,8 +34,11 @@ class Owing(Protocol):
 
 
 class LegalQueue:
-    def __init__(self) -> None:
-        self._due: dict[Owing, None] = {}  # an ordered set: each room once, first come first
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._clock = clock
+        # Each room once, first come first served, with when it first became due: a room
+        # owed more while waiting keeps its place and its time.
+        self._due: dict[Owing, float] = {}
         self._wake = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
@@ -36,8 +46,13 @@ class LegalQueue:
         return len(self._due)
 
     def add(self, room: Owing) -> None:
-        self._due[room] = None
+        self._due.setdefault(room, self._clock())
         self._wake.set()
+
+    def lag(self) -> float:
+        """Seconds the longest-waiting room has waited for its turn (0 when none waits)."""
+        oldest = next(iter(self._due.values()), None)  # insertion order: the first waited longest
+        return 0.0 if oldest is None else max(0.0, self._clock() - oldest)
 
     def discard(self, room: Owing) -> None:
         self._due.pop(room, None)

@@ -145,6 +145,13 @@ class ServiceMetrics:
         self.ws_errors = add(
             Counter("olympus_ws_errors_total", "Error frames sent, by code.", ("code",))
         )
+        self.shed = add(
+            Counter(
+                "olympus_shed_total",
+                "Requests refused because the process is overloaded, by request.",
+                ("request",),
+            )
+        )
         self.conflicts = add(
             Counter("olympus_append_conflicts_total", "Appends refused by a version conflict.")
         )

@@ -82,6 +82,11 @@ class Services:
             lambda: {(): len(self.legal_queue)},
         )
         self.metrics.gauge(
+            "olympus_legal_lag_seconds",
+            "How long the room first in the legal queue has waited: the process's overload.",
+            lambda: {(): self.legal_queue.lag()},
+        )
+        self.metrics.gauge(
             "olympus_connections",
             "Open websockets, by kind (seat, spectator, pending hello).",
             lambda: {(k,): n for k, n in Counter(c.kind for c in self.connections).items()},
@@ -91,6 +96,11 @@ class Services:
     @property
     def rooms(self) -> dict[str, RoomRuntime]:
         return self.registry.rooms
+
+    @property
+    def overloaded(self) -> bool:
+        """Too busy to take a new game: the next options of games under way come late."""
+        return self.legal_queue.lag() > self.settings.overload_seconds
 
     async def start(self) -> None:
         self.secret = await tokens.shared_secret(

@@ -46,6 +46,11 @@ class Settings:
     # process that does not hold the room loads it (holders fire on their own timers).
     deadline_poll_seconds: float = 1.0
     deadline_grace_ms: int = 1000
+    # Overload: while a room has waited longer than this for its seats' next options (the
+    # legal queue's lag, legal_queue.py), the process refuses to create rooms (503
+    # ``overloaded``), so that the games it serves keep their pace. Negative: refuse always
+    # (a process being drained).
+    overload_seconds: float = 0.5
     append_retries: int = 8
     redis_pool_size: int = 64
     redis_timeout: float = 10.0
@@ -58,10 +63,13 @@ class Settings:
 
     @classmethod
     def from_env(cls, redis_url: str, **overrides: object) -> Settings:
-        """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX."""
+        """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX,
+        OLYMPUS_OVERLOAD_SECONDS."""
         env: dict[str, object] = {}
         if secret := os.environ.get("OLYMPUS_SECRET"):
             env["secret"] = secret.encode()
         if prefix := os.environ.get("OLYMPUS_PREFIX"):
             env["prefix"] = prefix
+        if overload := os.environ.get("OLYMPUS_OVERLOAD_SECONDS"):
+            env["overload_seconds"] = float(overload)
         return cls(redis_url=redis_url, **{**env, **overrides})  # type: ignore[arg-type]
