@@ -2,7 +2,9 @@
 
 The loss is made exactly as it happens: the newest stream entries and their command ids are
 gone, the room and its epoch remain. A process whose cache is ahead of the store must notice,
-rebuild the room and make its sockets reconnect (4409), and a resent command must land.
+rebuild the room and make its sockets reconnect (4409), and a resent command must land. It
+notices at its next command, or as soon as its pub/sub connection comes back (a restarted
+Redis drops every connection), whichever is first.
 """
 
 from __future__ import annotations
@@ -53,3 +55,23 @@ async def test_a_cache_ahead_of_the_store_is_rebuilt(
     assert view["turn"] == "olympians" and view["turn_number"] == 2
     for client in (again, spectator):
         await client.close()
+
+
+async def test_lost_writes_are_noticed_when_pubsub_reconnects_without_a_command(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    game, _ = await live_game(http, server.ws_url, store)
+    before = await store.version(game.room)
+    chthonians = game.seats[CHT]
+    assert (await chthonians.command("l1", {"type": "liturgy"}))["type"] == "ack"
+    await lose_writes_after(store, game.room, before, ["chthonians:l1"])
+    # Redis "restarts": its connections drop. Nobody sends a command; the resubscription alone
+    # must find the store behind the cache and send the players back for the true position.
+    assert await store.redis.client_kill_filter(_type="pubsub") >= 1
+    assert await chthonians.wait_closed() == 4409
+    assert await game.seats[Faction.OLYMPIANS].wait_closed() == 4409
+    again = await seat(server.ws_url, game, CHT)  # no resume token: a fresh view
+    view = (await again.expect("view"))["view"]
+    assert view["turn"] == "chthonians"  # the liturgy is gone: the Chthonians are to move
+    assert (await again.command("l2", {"type": "liturgy"}))["type"] == "ack"
+    assert await store.version(game.room) == before + 4

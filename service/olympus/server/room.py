@@ -121,7 +121,9 @@ class RoomRuntime:
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
         self._hinted = 0  # the newest version a hint announced
-        self._read_anyway = False  # a (re)subscription: read the tail whatever the hints say
+        # A (re)subscription: read the tail whatever the hints say, and check that the store is
+        # not behind the cache.
+        self._resubscribed = False
         # Seat sockets owed a ``legal`` once their events are on their way (legal_queue.py).
         self._legal_due: set[Subscriber] = set()
         self._over_due: set[Subscriber] = set()  # owed ``game_over`` (built from the whole log)
@@ -314,7 +316,7 @@ class RoomRuntime:
         if hinted is not None and hinted <= self.version:
             return
         if hinted is None:
-            self._read_anyway = True
+            self._resubscribed = True
         else:
             self._hinted = max(self._hinted, hinted)
         if not self._dirty:
@@ -331,8 +333,10 @@ class RoomRuntime:
                 async with self.lock:
                     # The hint of our own append often arrives before the append's reply: by
                     # the time we hold the lock, it is folded and there is nothing to read.
-                    if self._read_anyway or self._hinted > self.version:
-                        self._read_anyway = False
+                    if self._resubscribed:  # maybe after a Redis restart, which may also
+                        self._resubscribed = False  # have lost acknowledged writes
+                        await self._refresh(since)
+                    elif self._hinted > self.version:
                         await self._read_tail(since)
             except Exception as error:  # the next hint or sweep reads again; never crash
                 log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
@@ -353,13 +357,14 @@ class RoomRuntime:
         self._apply([(s.version, decode(s.data), s.data) for s in stored], since)
         return True
 
-    async def _refresh(self) -> bool:
+    async def _refresh(self, since: float) -> bool:
         """Make sure the state is the store's latest; True if it changed.
 
-        Only on the refusal path: besides newer events, it checks for a store *behind* the
-        cache (Redis lost acknowledged writes), which a tail read cannot see.
+        On a refused command and on a (re)subscription (a Redis restart reconnects pub/sub):
+        besides newer events, it checks for a store *behind* the cache (Redis lost
+        acknowledged writes), which a tail read cannot see.
         """
-        if await self._read_tail(time.perf_counter()):
+        if await self._read_tail(since):
             return True
         if await self.store.version(self.room_id) < self.version:
             await self._reload()
@@ -415,7 +420,7 @@ class RoomRuntime:
                         await self._read_tail(time.perf_counter())
                         result = Submitted(done, duplicate=True)
                         break
-                    if await self._refresh():
+                    if await self._refresh(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
                 result = await self._append(events, command_id)
