@@ -29,7 +29,18 @@ import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
-from olympus.rules import Faction, GameState, decode, evolve, parse_command, random_placements
+from olympus.bots import choose
+from olympus.rules import (
+    Faction,
+    GameState,
+    Phase,
+    decode,
+    evolve,
+    legal_actions,
+    parse_command,
+    random_placements,
+)
+from olympus.rules.combat import sees_commitment
 from olympus.rules.events import Event, to_dict
 from olympus.rules.observation import observe_event
 from olympus.server import Settings, create_app
@@ -171,6 +182,7 @@ class WsClient:
         self._arrived = asyncio.Condition()
         self._reader = asyncio.get_running_loop().create_task(self._read())
         self.close_code: int | None = None
+        self.resumed_from = 0  # the last_seq of a hello that resumed: messages 1..it came before
         WsClient.open_clients.add(self)
 
     @classmethod
@@ -239,7 +251,10 @@ class WsClient:
 
     async def hello(self, **fields: Any) -> dict[str, Any]:
         await self.send({"type": "hello", **fields})
-        return await self.expect("welcome", "error")
+        welcome = await self.expect("welcome", "error")
+        if welcome.get("resumed"):
+            self.resumed_from = fields.get("last_seq") or 0
+        return welcome
 
     async def command(self, command_id: str, command: dict[str, Any]) -> dict[str, Any]:
         """Send a command; its ``ack`` or ``error`` (the events before it stay readable)."""
@@ -255,7 +270,7 @@ class WsClient:
         for message in reversed(self.messages):
             if message["type"] in ("event", "view"):
                 return message["seq"]
-        return 0
+        return self.resumed_from
 
     def events(self) -> list[dict[str, Any]]:
         return [m for m in self.messages if m["type"] == "event"]
@@ -367,3 +382,65 @@ async def live_game(
     for faction in Faction:
         await game.seats[faction].wait_seq(len(oracle.messages(faction)))
     return game, oracle
+
+
+MAX_COMMANDS = 400
+
+
+def legal_wire(state: GameState, side: Faction) -> list[dict[str, Any]]:
+    return [
+        {"command": wire(a.command), "honor": a.honor, "energy": a.energy}
+        for a in legal_actions(state, side)
+    ]
+
+
+async def drive(
+    game: Game,
+    oracle: Oracle,
+    rng: random.Random,
+    watchers: list[tuple[Faction | None, WsClient]],
+    *,
+    setup: bool = True,
+    commands: int | None = None,
+) -> int:
+    """Play random legal commands (after both setups, unless ``setup`` is False) to the end, or
+    ``commands`` of them; check each seat's legal list before it acts. Returns how many."""
+    if setup:
+        for faction in Faction:
+            reply = await game.seats[faction].command("setup", setup_command(rng, faction))
+            assert reply["type"] == "ack", reply
+    for n in range(MAX_COMMANDS if commands is None else commands + 1):
+        state = await oracle.sync()
+        for audience, client in watchers:  # every socket catches up with the log
+            await client.wait_seq(len(oracle.messages(audience)))
+        if state.phase is Phase.OVER or n == commands:
+            return n
+        action = choose(rng, state)
+        assert action is not None
+        side = action.command.side
+        expected = legal_wire(state, side)
+        client = game.seats[side]
+        await client.wait_for(lambda c=client: c.legal() != [])
+        assert jsonable(client.legal()) == jsonable(expected)
+        reply = await client.command(f"c{state.version}", wire(action.command))
+        assert reply["type"] == "ack", reply
+    raise AssertionError("the random game did not end")
+
+
+def check_feed(client: WsClient, audience: Faction | None, oracle: Oracle) -> None:
+    """Per-seat numbering without gaps from the client's first message (1, or after the seq it
+    resumed from), and exactly the seat's observation of the log."""
+    events = client.events()
+    observed = oracle.observed(audience)[client.resumed_from :]
+    assert [m["seq"] for m in events] == list(
+        range(client.resumed_from + 1, client.resumed_from + len(observed) + 1)
+    )
+    assert [m["event"] for m in events] == [message for _, message in observed]
+    for k, seen in observed:  # R8: a sealed commitment stays sealed
+        event = oracle.events[k]
+        if event.TYPE == "combat_committed":
+            after = oracle.states[k + 1]
+            sealed = audience is None or (
+                audience is not event.faction and not sees_commitment(after, audience)
+            )
+            assert ("maneuver" not in seen and "energy" not in seen) is sealed, seen

@@ -12,71 +12,17 @@ from collections.abc import Callable
 
 import httpx
 from service_harness import (
-    Game,
     Oracle,
     ServerThread,
     WsClient,
+    check_feed,
     create_game,
-    jsonable,
+    drive,
     seat,
-    setup_command,
-    wire,
 )
 
-from olympus.bots import choose
-from olympus.rules import Faction, Phase, legal_actions
-from olympus.rules.combat import sees_commitment
+from olympus.rules import Faction, Phase
 from olympus.store import EventStore
-
-MAX_COMMANDS = 400
-
-
-def legal_wire(state, side: Faction) -> list[dict]:
-    return [
-        {"command": wire(a.command), "honor": a.honor, "energy": a.energy}
-        for a in legal_actions(state, side)
-    ]
-
-
-async def drive(
-    game: Game, oracle: Oracle, rng: random.Random, watchers: list[tuple[Faction | None, WsClient]]
-) -> int:
-    """Play random legal commands to the end; check each seat's legal list before it acts."""
-    for faction in Faction:
-        reply = await game.seats[faction].command("setup", setup_command(rng, faction))
-        assert reply["type"] == "ack", reply
-    for n in range(MAX_COMMANDS):
-        state = await oracle.sync()
-        for audience, client in watchers:  # every socket catches up with the log
-            await client.wait_seq(len(oracle.messages(audience)))
-        if state.phase is Phase.OVER:
-            return n
-        action = choose(rng, state)
-        assert action is not None
-        side = action.command.side
-        expected = legal_wire(state, side)
-        client = game.seats[side]
-        await client.wait_for(lambda c=client: c.legal() != [])
-        assert jsonable(client.legal()) == jsonable(expected)
-        reply = await client.command(f"c{n}", wire(action.command))
-        assert reply["type"] == "ack", reply
-    raise AssertionError("the random game did not end")
-
-
-def check_feed(client: WsClient, audience: Faction | None, oracle: Oracle) -> None:
-    """Per-seat numbering 1..n without gaps, and exactly the seat's observation of the log."""
-    events = client.events()
-    observed = oracle.observed(audience)
-    assert [m["seq"] for m in events] == list(range(1, len(observed) + 1))
-    assert [m["event"] for m in events] == [message for _, message in observed]
-    for k, seen in observed:  # R8: a sealed commitment stays sealed
-        event = oracle.events[k]
-        if event.TYPE == "combat_committed":
-            after = oracle.states[k + 1]
-            sealed = audience is None or (
-                audience is not event.faction and not sees_commitment(after, audience)
-            )
-            assert ("maneuver" not in seen and "energy" not in seen) is sealed, seen
 
 
 async def test_two_processes_play_a_game_to_the_end(

@@ -53,6 +53,22 @@ def test_feed_numbers_only_what_the_audience_is_sent() -> None:
     assert feed.frame(JSON, 3) is feed.frame(JSON, 3)  # encoded once
 
 
+def test_a_feed_from_a_snapshot_continues_the_numbering() -> None:
+    """A feed that starts after a snapshot's 2 messages numbers and encodes the later ones
+    exactly as the whole feed does, and has nothing before them."""
+    whole, restored = Feed(), Feed(base=2)
+    for version in (1, 2, 4, 7):
+        whole.append(version, {"t": "x", "v": version})
+        if version > 2:
+            restored.append(version, {"t": "x", "v": version})
+    assert restored.seq == whole.seq == 4
+    assert [restored.seq_at(v) for v in range(2, 9)] == [whole.seq_at(v) for v in range(2, 9)]
+    for codec in (JSON, MSGPACK):
+        assert [restored.frame(codec, n) for n in (3, 4)] == [whole.frame(codec, n) for n in (3, 4)]
+    with pytest.raises(IndexError):
+        restored.frame(JSON, 2)
+
+
 def test_codecs() -> None:
     assert choose_codec(["x", "olympus.msgpack", "olympus.json"]) == (MSGPACK, "olympus.msgpack")
     assert choose_codec([]) == (JSON, None)

@@ -8,6 +8,9 @@ is a pure function of the event log, hence the same in every process, and a resu
 
 Frames are encoded once per codec and cached: a hundred spectators cost one encoding.
 
+A feed of a room loaded from a snapshot starts at the snapshot's message number (``base``):
+the messages before it are not held, so a resume from before it gets a fresh view instead.
+
 Messages are kept msgpack-packed, not as dicts: a process holds every message of every room
 it serves for the room's whole life, and bytes are both smaller than a tree of dicts and
 invisible to the cyclic garbage collector, whose full collections would otherwise scan every
@@ -29,21 +32,22 @@ _EVENT_KEY = msgpack.packb("event")
 
 
 class Feed:
-    __slots__ = ("_frames", "_packed", "versions")
+    __slots__ = ("_frames", "_packed", "base", "versions")
 
-    def __init__(self) -> None:
-        self._packed: list[bytes] = []  # message k + 1, msgpack-packed
+    def __init__(self, base: int = 0) -> None:
+        self.base = base  # messages 1..base are not held (a snapshot's)
+        self._packed: list[bytes] = []  # message base + k + 1, msgpack-packed
         self.versions: list[int] = []  # event version each message came from (ascending)
         self._frames: dict[str, list[Frame]] = {}
 
     @property
     def seq(self) -> int:
         """Number of the last message (0: none yet)."""
-        return len(self._packed)
+        return self.base + len(self._packed)
 
     @property
     def messages(self) -> list[Message]:
-        """Every message, decoded (for the HTTP log; frames never need it)."""
+        """The messages held (from ``base + 1``), decoded: for the HTTP log, never frames."""
         return [msgpack.unpackb(p, raw=False, strict_map_key=False) for p in self._packed]
 
     def append(self, version: int, message: Message) -> None:
@@ -51,19 +55,22 @@ class Feed:
         self._packed.append(msgpack.packb(message, use_bin_type=True))
 
     def seq_at(self, version: int) -> int:
-        """The audience's last message number once events up to ``version`` are applied."""
-        return bisect.bisect_right(self.versions, version)
+        """The audience's last message number once events up to ``version`` are applied; for a
+        version before the feed's ``base``, ``base`` (the events are in by then)."""
+        return self.base + bisect.bisect_right(self.versions, version)
 
     def frame(self, codec: Codec, seq: int) -> Frame:
-        """The encoded ``event`` message number ``seq`` (1-based)."""
+        """The encoded ``event`` message number ``seq`` (1-based, after ``base``)."""
+        if seq <= self.base:
+            raise IndexError(f"message {seq} is before this feed's first ({self.base + 1})")
         frames = self._frames.setdefault(codec.name, [])
-        while len(frames) < seq:
-            n = len(frames) + 1
-            packed = self._packed[n - 1]
+        while len(frames) < seq - self.base:
+            n = self.base + len(frames) + 1
+            packed = self._packed[n - self.base - 1]
             if codec.binary:
                 frames.append(_EVENT_HEAD + msgpack.packb(n) + _EVENT_KEY + packed)
             else:
                 frames.append(
                     codec.encode(event(n, msgpack.unpackb(packed, raw=False, strict_map_key=False)))
                 )
-        return frames[seq - 1]
+        return frames[seq - self.base - 1]

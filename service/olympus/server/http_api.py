@@ -165,6 +165,7 @@ async def _room(request: Request) -> RoomRuntime:
 async def room_log(request: Request) -> Response:
     """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
     runtime = await _room(request)
+    await runtime.complete()  # restored from a snapshot: read the events before it
     body: dict[str, Any] = {"room": runtime.room_id, "epoch": str(runtime.epoch)}
     body["over"] = runtime.over
     if runtime.over:

@@ -145,6 +145,13 @@ class ServiceMetrics:
         self.ws_errors = add(
             Counter("olympus_ws_errors_total", "Error frames sent, by code.", ("code",))
         )
+        self.room_loads = add(
+            Counter(
+                "olympus_room_loads_total",
+                "Rooms loaded into this process, by source (snapshot and tail, or the whole log).",
+                ("source",),
+            )
+        )
         self.shed = add(
             Counter(
                 "olympus_shed_total",

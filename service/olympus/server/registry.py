@@ -8,16 +8,22 @@ loaded, and undo both when it is dropped.
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from olympus.store import EventStore, RoomNotFound
+from olympus.rules.snapshot import SnapshotError
+from olympus.store import EventStore, RoomNotFound, Snapshot
 
+from . import snapshots
 from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import CLOSE_RESYNC
 from .room import RoomRuntime
 from .settings import Settings
+from .snapshots import RoomSnapshot
+
+log = logging.getLogger("olympus.server.registry")
 
 Hook = Callable[[RoomRuntime], Awaitable[None]]
 
@@ -70,15 +76,23 @@ class RoomRegistry:
         return runtime
 
     async def _load(self, room_id: str) -> RoomRuntime:
+        """The latest snapshot and the events after it (one read); the whole log if there is
+        no usable snapshot. A finished game is held whole: its log is what it is loaded for."""
         loaded = await self.store.load(room_id)
-        # We never snapshot (room.py); if someone did, the feeds still need the whole log.
-        stored = loaded.events if loaded.snapshot is None else await self.store.read(room_id, 0)
         if loaded.version == 0:
             raise RoomNotReady(room_id)
         runtime = RoomRuntime(
             room_id, loaded.epoch, self.store, self.settings, self.metrics, self.legal_queue
         )
-        runtime.load(stored)
+        snapshot = self._usable(room_id, loaded.snapshot)
+        if snapshot is not None:
+            runtime.restore(snapshot, loaded.events)
+        else:
+            whole = loaded.snapshot is None  # else the events start after the snapshot
+            runtime.load(loaded.events if whole else await self.store.read(room_id, 0))
+        self.metrics.room_loads.inc("log" if snapshot is None else "snapshot")
+        if runtime.over:
+            await runtime.complete()
         self.rooms[room_id] = runtime
         try:
             for hook in self.load_hooks:
@@ -87,6 +101,16 @@ class RoomRegistry:
             await self.evict(runtime)
             raise
         return runtime
+
+    @staticmethod
+    def _usable(room_id: str, stored: Snapshot | None) -> RoomSnapshot | None:
+        if stored is None:
+            return None
+        try:
+            return snapshots.decode(stored)
+        except SnapshotError as error:  # a cache that does not fit: replay the log instead
+            log.warning("snapshot ignored", extra={"room": room_id, "error": str(error)})
+            return None
 
     async def evict(self, runtime: RoomRuntime, close_code: int | None = None) -> None:
         if self.rooms.get(runtime.room_id) is runtime:

@@ -4,9 +4,11 @@ Redis holds the truth; this is a cache that can be rebuilt at any time from the 
 A command is decided against the cached state and appended with ``expected_version`` = the
 cached version, so a stale cache costs a retry, never a wrong event (optimistic concurrency).
 
-State = replay of the whole log. The rules replay >100k events/s and a game has a few hundred
-events, so a load costs milliseconds; and every audience's message numbering is derived from
-the whole log anyway (feed.py), so a snapshot would not save reading it. No snapshots, then.
+State = the fold of the room's log: of the whole log, or of the latest snapshot and the events
+after it (snapshots.py). A room loaded from a snapshot holds neither the log nor the messages
+before it; it reads and folds them again (``complete``) when they are needed: for the full log
+at the game's end and for the HTTP log. The numbering is the same either way, because a
+snapshot carries each audience's message count.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import Codec, Frame
 from .settings import Settings
+from .snapshots import RoomSnapshot
 
 Audience = Faction | None
 AUDIENCES: tuple[Audience, ...] = (Faction.OLYMPIANS, Faction.CHTHONIANS, None)
@@ -104,8 +107,12 @@ class RoomRuntime:
         self.legal_queue = legal_queue
         self.state = GameState()
         # The log as stored (msgpack bytes, not Event objects: see feed.py on memory and GC);
-        # decoded only for the unredacted log at the game's end.
+        # decoded only for the unredacted log at the game's end. From ``base`` on: events
+        # 1..base are a snapshot's (0: the whole log is here).
         self.log: list[bytes] = []
+        self.base = 0
+        self.snapshot_version = 0  # the newest snapshot this process knows of (snapshots.py)
+        self._finishing: asyncio.Task[None] | None = None
         self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
         self.subscribers: set[Subscriber] = set()
         self.batch_listeners: list[BatchListener] = []
@@ -145,6 +152,33 @@ class RoomRuntime:
         """Fold the room's whole log (the registry's first read)."""
         self._fold([(s.version, decode(s.data), s.data) for s in stored])
 
+    def restore(self, snapshot: RoomSnapshot, tail: list[StoredEvent]) -> None:
+        """Start from ``snapshot`` and fold the events after it (the registry's first read)."""
+        self.state = snapshot.state
+        self.feeds = {a: Feed(snapshot.seqs[a]) for a in AUDIENCES}
+        self.base = self.snapshot_version = snapshot.state.version
+        self.load(tail)
+
+    def snapshot(self) -> RoomSnapshot:
+        return RoomSnapshot(self.state, {a: self.feeds[a].seq for a in AUDIENCES})
+
+    async def complete(self) -> None:
+        """Hold the whole log and every message again (a room restored from a snapshot).
+
+        Reads the log up to the version held and folds it from the start: the same state and
+        the same numbering, so the sockets notice nothing. A no-op for a room already whole.
+        """
+        async with self.lock:
+            if not self.base:
+                return
+            stored = await self.store.read(self.room_id, 0, count=self.version)
+            version = self.version
+            self.state, self.log, self.base = GameState(), [], 0
+            self.feeds = {a: Feed() for a in AUDIENCES}
+            self.load(stored)
+            if self.version != version:
+                raise RuntimeError(f"room {self.room_id}: log read up to {self.version}")
+
     def _fold(self, numbered: list[tuple[int, Event, bytes]]) -> bool:
         """Fold new events (version, event, its encoding) into the state and every feed.
 
@@ -181,8 +215,10 @@ class RoomRuntime:
         for sub in list(self.subscribers):
             if self._push_new(sub) and sub.audience is not None:
                 self._legal_due.add(sub)
-            if ended:
+            if ended and not self.base:
                 self._over_due.add(sub)
+        if ended and self.base:  # ``game_over`` carries the whole log: read it first
+            self._finishing = asyncio.get_running_loop().create_task(self._finish())
         if not own:
             self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
@@ -209,7 +245,10 @@ class RoomRuntime:
         return cached[1]
 
     def full_log(self) -> list[protocol.Message]:
-        """Every event unredacted (JSON-able); only ever sent once the game is over (R7)."""
+        """Every event unredacted (JSON-able); only ever sent once the game is over (R7).
+        Of a whole room only (``complete``)."""
+        if self.base:
+            raise RuntimeError(f"room {self.room_id}: events 1..{self.base} are not held")
         return [to_dict(decode(data)) for data in self.log]
 
     def _over_frame(self, codec: Codec) -> Frame:
@@ -227,6 +266,17 @@ class RoomRuntime:
             sub.push(feed.frame(sub.codec, seq))
         sub.sent_seq = feed.seq
         return True
+
+    async def _finish(self) -> None:
+        """The game ended in a room restored from a snapshot: ``game_over`` once it is whole."""
+        try:
+            await self.complete()
+        except Exception as error:  # the sockets get ``game_over`` when they reconnect
+            extra = {"room": self.room_id, "error": repr(error)}
+            log.warning("reading the whole log failed", extra=extra)
+            return
+        self._over_due.update(self.subscribers)
+        self._schedule_legal()
 
     def _schedule_legal(self) -> None:
         if self._legal_due or self._over_due:
@@ -267,6 +317,7 @@ class RoomRuntime:
         resumed = (
             epoch == self.epoch
             and last_seq is not None
+            and last_seq >= feed.base  # the messages after it are held
             and 0 <= feed.seq - last_seq <= self.settings.resume_window
         )
         seat = None if sub.audience is None else sub.audience.value
@@ -281,7 +332,7 @@ class RoomRuntime:
         self._legal_due.discard(sub)
         if sub.audience is not None and (frame := self._legal_frame(sub.audience, codec)):
             sub.push(frame)
-        if self.over:
+        if self.over and not self.base:  # else ``_finish`` sends it once the log is whole
             sub.push(self._over_frame(codec))
         self.subscribers.add(sub)
         self.touch()
@@ -380,7 +431,7 @@ class RoomRuntime:
         log.warning("room log changed under the cache", extra={"room": self.room_id})
         stored = await self.store.read(self.room_id, 0)
         self.close_all(protocol.CLOSE_RESYNC, "resync")
-        self.state, self.log = GameState(), []
+        self.state, self.log, self.base = GameState(), [], 0
         self.feeds = {a: Feed() for a in AUDIENCES}
         self._legal_frames.clear()
         self._over_frames.clear()

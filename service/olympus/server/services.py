@@ -28,6 +28,7 @@ from .metrics import ServiceMetrics
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
+from .snapshots import Snapshotter
 
 if TYPE_CHECKING:
     from .connection import Connection
@@ -63,6 +64,7 @@ class Services:
             self.redis, self.pubsub_redis, self.store, self.registry, settings.prefix, self.metrics
         )
         self.clocks = Clocks(self.redis, self.registry, settings, self.metrics)
+        self.snapshotter = Snapshotter(self.store, settings.snapshot_every)
         self.connections: set[Connection] = set()
         self.secret = b""
         self.lobby: Lobby
@@ -115,6 +117,7 @@ class Services:
     async def stop(self) -> None:
         await cancel(self._janitor)
         await self.legal_queue.stop()
+        await self.snapshotter.stop()
         await self.clocks.stop()
         await self.fanout.stop()
         await self.pubsub_redis.aclose()
@@ -131,7 +134,7 @@ class Services:
     # -- use cases --------------------------------------------------------------------------
 
     async def _on_load(self, runtime: RoomRuntime) -> None:
-        runtime.append_listeners.append(self._after_append)
+        runtime.append_listeners += [self._after_append, self.snapshotter.after_append]
         if runtime.over:
             await self.store.set_room_status(runtime.room_id, "finished")
         else:

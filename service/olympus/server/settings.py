@@ -51,6 +51,9 @@ class Settings:
     # ``overloaded``), so that the games it serves keep their pace. Negative: refuse always
     # (a process being drained).
     overload_seconds: float = 0.5
+    # A room's state is snapshotted once it is this many events past its last snapshot, so
+    # that loading it is the snapshot and a short tail (snapshots.py); 0: never.
+    snapshot_every: int = 100
     append_retries: int = 8
     redis_pool_size: int = 64
     redis_timeout: float = 10.0

@@ -1,0 +1,105 @@
+"""Room snapshots: the folded state every ``Settings.snapshot_every`` events, so that loading a
+room is its latest snapshot plus the events after it, not a replay of the whole log.
+
+A snapshot is a cache of the fold, never the truth: it holds the game state (the rules' own
+codec, ``olympus.rules.snapshot``) and each audience's message count at that version, which the
+feeds continue from (feed.py). Anything that does not fit, an unknown format, a state whose
+version is not the snapshot's, is ignored with a warning and the room is replayed from its log
+(registry.py). The store keeps only the newest snapshot of a room and refuses older ones, so
+processes saving concurrently cannot move a room backwards.
+
+Saving is off the command's path: after an own append that leaves the room ``snapshot_every``
+events past its last snapshot, the snapshot is encoded at once (the state of that moment) and
+written by a background task; a failed write is logged and retried at the next append.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import msgpack
+
+from olympus.rules import Faction, GameState
+from olympus.rules.snapshot import SnapshotError, decode_state, encode_state
+from olympus.store import EventStore, Snapshot
+
+from .background import cancel
+
+if TYPE_CHECKING:
+    from .room import RoomRuntime
+
+log = logging.getLogger("olympus.server.snapshots")
+
+FORMAT = 1  # of the envelope; the state inside carries the rules' own format number
+SPECTATORS = "spectators"  # the key of the neutral audience's count
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSnapshot:
+    state: GameState
+    seqs: dict[Faction | None, int]  # each audience's last message number (None: spectators)
+
+
+def encode(snapshot: RoomSnapshot) -> bytes:
+    seqs = {SPECTATORS if a is None else a.value: n for a, n in snapshot.seqs.items()}
+    envelope = {"f": FORMAT, "state": encode_state(snapshot.state), "seqs": seqs}
+    return msgpack.packb(envelope, use_bin_type=True)
+
+
+def decode(stored: Snapshot) -> RoomSnapshot:
+    """The snapshot as stored at ``stored.version``; ``SnapshotError`` if it cannot be used."""
+    try:
+        envelope = msgpack.unpackb(stored.data, raw=False)
+        ok = isinstance(envelope, dict) and envelope.get("f") == FORMAT
+        seqs = envelope["seqs"] if ok else None
+        state = envelope["state"] if ok else None
+    except (ValueError, msgpack.UnpackException) as error:
+        raise SnapshotError(f"not a snapshot: {error}") from None
+    audiences = {f.value: f for f in Faction} | {SPECTATORS: None}
+    if (
+        not isinstance(seqs, dict)
+        or set(seqs) != set(audiences)
+        or not all(type(n) is int and n >= 0 for n in seqs.values())
+    ):
+        raise SnapshotError(f"not a snapshot of format {FORMAT}")
+    if not isinstance(state, bytes):
+        raise SnapshotError("the snapshot holds no state")
+    decoded = decode_state(state)
+    if decoded.version != stored.version:
+        raise SnapshotError(f"state at {decoded.version}, stored as {stored.version}")
+    return RoomSnapshot(decoded, {audiences[key]: n for key, n in seqs.items()})
+
+
+class Snapshotter:
+    """Saves a room's snapshot once an own append leaves it ``every`` events past its last."""
+
+    def __init__(self, store: EventStore, every: int) -> None:
+        self.store = store
+        self.every = every
+        self._saving: set[asyncio.Task[None]] = set()
+
+    async def after_append(self, runtime: RoomRuntime, over: bool) -> None:
+        """An append listener (room.py): cheap and synchronous in effect."""
+        if over or self.every <= 0 or runtime.version - runtime.snapshot_version < self.every:
+            return
+        previous, version = runtime.snapshot_version, runtime.version
+        data = encode(runtime.snapshot())
+        runtime.snapshot_version = version
+        task = asyncio.get_running_loop().create_task(self._save(runtime, previous, version, data))
+        self._saving.add(task)
+        task.add_done_callback(self._saving.discard)
+
+    async def _save(self, runtime: RoomRuntime, previous: int, version: int, data: bytes) -> None:
+        try:
+            await self.store.save_snapshot(runtime.room_id, version, data)
+        except Exception as error:  # the next append tries again: a snapshot is only a cache
+            if runtime.snapshot_version == version:
+                runtime.snapshot_version = previous
+            extra = {"room": runtime.room_id, "version": version, "error": repr(error)}
+            log.warning("saving a snapshot failed", extra=extra)
+
+    async def stop(self) -> None:
+        await cancel(*self._saving)

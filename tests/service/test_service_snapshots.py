@@ -1,0 +1,150 @@
+"""Snapshots (snapshots.py): saved every N events, loading = the latest snapshot + its tail.
+
+A process that loads a room from a snapshot must be indistinguishable from one that folded the
+whole log: the same numbering and bytes for every audience, resumes from after the snapshot,
+and the whole log at the game's end and over HTTP. A snapshot that does not fit is ignored.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+import httpx
+import msgpack
+from service_harness import (
+    Oracle,
+    ServerThread,
+    WsClient,
+    check_feed,
+    create_game,
+    drive,
+    seat,
+)
+
+from olympus.rules import Faction, GameState
+from olympus.server import snapshots
+from olympus.server.snapshots import RoomSnapshot
+from olympus.store import EventStore
+
+EVERY = 10
+START = {"last_seq": 0}
+
+
+def events_raw(client: WsClient) -> list[str | bytes]:
+    return [r for m, r in zip(client.messages, client.raw, strict=True) if m["type"] == "event"]
+
+
+def views_raw(client: WsClient) -> list[str | bytes]:
+    return [r for m, r in zip(client.messages, client.raw, strict=True) if m["type"] == "view"]
+
+
+def game_overs(client: WsClient) -> list[dict]:
+    return [m for m in client.messages if m["type"] == "game_over"]
+
+
+def loads(metrics: str, source: str) -> int:
+    line = f'olympus_room_loads_total{{source="{source}"}} '
+    return sum(int(float(x.split()[-1])) for x in metrics.splitlines() if x.startswith(line))
+
+
+async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
+    start_server: Callable[..., ServerThread], store: EventStore
+) -> None:
+    first, second = start_server(snapshot_every=EVERY), start_server(snapshot_every=EVERY)
+    async with (
+        httpx.AsyncClient(base_url=first.url, timeout=30) as http,
+        httpx.AsyncClient(base_url=second.url, timeout=30) as http2,
+    ):
+        game = await create_game(http, move_seconds=3600, commit_seconds=3600)  # views: clocks
+        oracle = Oracle(store, game.room)
+        start = {**START, "epoch": game.epoch}
+        for faction in Faction:
+            await seat(first.ws_url, game, faction, **start)
+        watcher = await WsClient.open(first.ws_url)  # sees the whole game on the first process
+        await watcher.hello(spectate=game.room, **start)
+        seats = [(f, game.seats[f]) for f in Faction]
+        await drive(game, oracle, random.Random(11), [*seats, (None, watcher)], commands=12)
+
+        stored = await store.load_snapshot(game.room)
+        assert stored is not None and EVERY <= stored.version <= oracle.state.version
+        snapshot = snapshots.decode(stored)
+        assert snapshot.state == oracle.states[stored.version]  # the fold, exactly
+        assert snapshot.seqs == {
+            a: sum(1 for k, _ in oracle.observed(a) if k < stored.version) for a in (*Faction, None)
+        }
+
+        # The seats move to the second process, which loads the room from the snapshot.
+        resume = {f: c.seq for f, c in seats}
+        for faction, client in seats:
+            await client.close()
+            again = await seat(
+                second.ws_url, game, faction, last_seq=resume[faction], epoch=game.epoch
+            )
+            assert again.resumed_from == resume[faction]  # after the snapshot: resumed
+        metrics = (await http2.get("/metrics")).text
+        assert loads(metrics, "snapshot") == 1 and loads(metrics, "log") == 0
+        follower = await WsClient.open(second.ws_url)  # from after the snapshot: resumed
+        await follower.hello(spectate=game.room, last_seq=watcher.seq, epoch=game.epoch)
+        assert follower.resumed_from == watcher.seq
+        late = await WsClient.open(second.ws_url)  # from before the snapshot: a fresh view
+        welcome = await late.hello(spectate=game.room, **start)
+        assert welcome["resumed"] is False and (await late.expect("view"))["seq"] == watcher.seq
+        whole = await WsClient.open(first.ws_url)  # the same view from the whole fold
+        await whole.hello(spectate=game.room)
+        await whole.expect("view")
+        assert views_raw(late) == views_raw(whole) and "deadlines" in views_raw(late)[0]
+
+        third = start_server(snapshot_every=EVERY)  # restores the room for its HTTP log
+        async with httpx.AsyncClient(base_url=third.url, timeout=30) as http3:
+            live = (await http3.get(f"/rooms/{game.room}/log")).json()  # read whole again
+            assert loads((await http3.get("/metrics")).text, "snapshot") == 1
+        assert [m["seq"] for m in live["messages"]] == list(range(1, watcher.seq + 1))
+        assert [m["event"] for m in live["messages"]] == oracle.messages(None)
+
+        seats = [(f, game.seats[f]) for f in Faction]
+        clients = [*seats, (None, watcher), (None, follower)]
+        await drive(game, oracle, random.Random(12), clients, setup=False)  # ends restored
+        for audience, client in clients:
+            check_feed(client, audience, oracle)
+            await client.wait_for(lambda c=client: bool(game_overs(c)))
+            [over] = game_overs(client)
+            assert over["log"] == oracle.log()  # the events before the snapshot too
+        # Byte for byte what the process that folded the whole log sent.
+        assert events_raw(follower) == events_raw(watcher)[-len(follower.events()) :]
+        log = (await http2.get(f"/rooms/{game.room}/log")).json()
+        assert log["over"] is True and log["events"] == oracle.log()
+
+
+async def test_a_snapshot_that_does_not_fit_is_ignored(
+    start_server: Callable[..., ServerThread], store: EventStore
+) -> None:
+    """Garbage, another format, or a state of another version: the room is replayed whole."""
+    first = start_server(snapshot_every=0)  # saves none itself
+    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
+        game = await create_game(http)
+        oracle = Oracle(store, game.room)
+        for faction in Faction:
+            await seat(first.ws_url, game, faction)
+        await drive(game, oracle, random.Random(5), [], commands=6)
+        version = oracle.state.version
+        assert await store.load_snapshot(game.room) is None  # snapshot_every=0: none saved
+        seqs: dict[Faction | None, int] = {Faction.OLYMPIANS: 0, Faction.CHTHONIANS: 0, None: 0}
+        bad = [
+            b"\xc1 not msgpack",
+            msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}),
+            snapshots.encode(RoomSnapshot(oracle.states[version - 1], seqs)),  # wrong version
+            snapshots.encode(RoomSnapshot(GameState(version=version), {None: 0})),  # no seats
+        ]
+        for k, data in enumerate(bad):
+            await store.redis.delete(store.keys(game.room).snapshot)
+            assert await store.save_snapshot(game.room, version, data)
+            other = start_server(snapshot_every=0)
+            spectator = await WsClient.open(other.ws_url)
+            await spectator.hello(spectate=game.room)
+            view = await spectator.expect("view")
+            assert view["seq"] == len(oracle.messages(None)), k
+            async with httpx.AsyncClient(base_url=other.url, timeout=30) as http2:
+                metrics = (await http2.get("/metrics")).text
+            assert loads(metrics, "log") == 1 and loads(metrics, "snapshot") == 0, k
+            await spectator.close()
