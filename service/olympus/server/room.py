@@ -218,7 +218,7 @@ class RoomRuntime:
             if ended and not self.base:
                 self._over_due.add(sub)
         if ended and self.base:  # ``game_over`` carries the whole log: read it first
-            self._finishing = asyncio.get_running_loop().create_task(self._finish())
+            self._finish_whole()
         if not own:
             self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
@@ -267,11 +267,16 @@ class RoomRuntime:
         sub.sent_seq = feed.seq
         return True
 
+    def _finish_whole(self) -> None:
+        """The game is over in a room restored from a snapshot: read the whole log, then send
+        ``game_over`` to every socket then subscribed."""
+        if self._finishing is None or self._finishing.done():
+            self._finishing = asyncio.get_running_loop().create_task(self._finish())
+
     async def _finish(self) -> None:
-        """The game ended in a room restored from a snapshot: ``game_over`` once it is whole."""
         try:
             await self.complete()
-        except Exception as error:  # the sockets get ``game_over`` when they reconnect
+        except Exception as error:  # tried again when a socket (re)attaches
             extra = {"room": self.room_id, "error": repr(error)}
             log.warning("reading the whole log failed", extra=extra)
             return
@@ -332,8 +337,10 @@ class RoomRuntime:
         self._legal_due.discard(sub)
         if sub.audience is not None and (frame := self._legal_frame(sub.audience, codec)):
             sub.push(frame)
-        if self.over and not self.base:  # else ``_finish`` sends it once the log is whole
+        if self.over and not self.base:
             sub.push(self._over_frame(codec))
+        elif self.over:  # sent once the log is whole
+            self._finish_whole()
         self.subscribers.add(sub)
         self.touch()
         return resumed
