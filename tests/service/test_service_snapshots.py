@@ -7,6 +7,7 @@ and the whole log at the game's end and over HTTP. A snapshot that does not fit 
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 
@@ -148,3 +149,42 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
                 metrics = (await http2.get("/metrics")).text
             assert loads(metrics, "log") == 1 and loads(metrics, "snapshot") == 0, k
             await spectator.close()
+
+
+async def test_game_over_waits_for_a_readable_log_and_comes_when_a_socket_attaches(
+    start_server: Callable[..., ServerThread], store: EventStore
+) -> None:
+    """A restored room cannot read its whole log when the game ends (here: someone trimmed the
+    stream's head): no ``game_over`` yet, nothing half-sent. Once the log is whole again, the
+    next socket to attach makes the room read it, and every socket gets ``game_over``."""
+    first, second = start_server(snapshot_every=EVERY), start_server(snapshot_every=EVERY)
+    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
+        game = await create_game(http)
+    oracle = Oracle(store, game.room)
+    for faction in Faction:
+        await seat(first.ws_url, game, faction)
+    await drive(game, oracle, random.Random(11), [], commands=12)
+    assert await store.load_snapshot(game.room) is not None
+    for faction in Faction:  # the second process restores the room from the snapshot
+        await game.seats[faction].close()
+        await seat(second.ws_url, game, faction)
+    events = store.keys(game.room).events
+    head = await store.redis.xrange(events, "-", "+", count=3)
+    assert await store.redis.xtrim(events, minid=head[-1][0], approximate=False) == 2
+
+    await drive(game, oracle, random.Random(12), [], setup=False)  # to the end
+    for faction, client in game.seats.items():
+        await client.wait_seq(len(oracle.messages(faction)))
+    await asyncio.sleep(1)  # time for a game_over to follow the last event, if one were sent
+    seats = list(game.seats.values())
+    assert not any(game_overs(c) for c in seats)  # the whole log could not be read
+
+    whole = await store.redis.xrange(events, "-", "+")
+    await store.redis.delete(events)
+    for entry_id, fields in [*head[:2], *whole]:
+        await store.redis.xadd(events, fields, id=entry_id)
+    spectator = await WsClient.open(second.ws_url)
+    await spectator.hello(spectate=game.room)
+    for client in [*seats, spectator]:
+        await client.wait_for(lambda c=client: bool(game_overs(c)))
+        assert game_overs(client)[0]["log"] == oracle.log()
