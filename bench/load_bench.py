@@ -407,6 +407,8 @@ class Room:
                 return
             except Shed as shed:  # the server sheds load: not an error, wait as it asks
                 self.bench.stats.rooms_shed += 1
+                if self.bench.stopping:
+                    return
                 await asyncio.sleep(shed.retry_after)
             except Exception as error:
                 self.bench.stats.errors.append(f"new game: {error!r}")

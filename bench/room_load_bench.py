@@ -71,6 +71,8 @@ def main() -> None:
         log_bytes = sum(len(s.data) for s in stored)
         read_bytes = len(snapshot.data) + sum(len(s.data) for s in tail)
         rows.append((len(stored), len(tail), whole_ms, snap_ms, log_bytes, read_bytes))
+    if not rows:
+        raise SystemExit(f"no game reached {args.every} events: lower --every")
     med = [statistics.median(column) for column in zip(*rows, strict=True)]
     print(f"games with a snapshot: {len(rows)} of {args.games} (snapshot every {args.every})")
     print(f"events per game, median: {med[0]:.0f}; after the snapshot: {med[1]:.0f}")

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import httpx
 import msgpack
+import pytest
 from service_harness import (
     Oracle,
     ServerThread,
@@ -21,6 +22,7 @@ from service_harness import (
     create_game,
     drive,
     seat,
+    setup_command,
 )
 
 from olympus.rules import Faction, GameState
@@ -88,20 +90,33 @@ async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
         follower = await WsClient.open(second.ws_url)  # from after the snapshot: resumed
         await follower.hello(spectate=game.room, last_seq=watcher.seq, epoch=game.epoch)
         assert follower.resumed_from == watcher.seq
-        late = await WsClient.open(second.ws_url)  # from before the snapshot: a fresh view
-        welcome = await late.hello(spectate=game.room, **start)
-        assert welcome["resumed"] is False and (await late.expect("view"))["seq"] == watcher.seq
+        fresh = await WsClient.open(second.ws_url)  # no resume token: a fresh view
+        await fresh.hello(spectate=game.room)
+        assert (await fresh.expect("view"))["seq"] == watcher.seq
         whole = await WsClient.open(first.ws_url)  # the same view from the whole fold
         await whole.hello(spectate=game.room)
         await whole.expect("view")
-        assert views_raw(late) == views_raw(whole) and "deadlines" in views_raw(late)[0]
+        assert views_raw(fresh) == views_raw(whole) and "deadlines" in views_raw(fresh)[0]
 
-        third = start_server(snapshot_every=EVERY)  # restores the room for its HTTP log
-        async with httpx.AsyncClient(base_url=third.url, timeout=30) as http3:
-            live = (await http3.get(f"/rooms/{game.room}/log")).json()  # read whole again
-            assert loads((await http3.get("/metrics")).text, "snapshot") == 1
-        assert [m["seq"] for m in live["messages"]] == list(range(1, watcher.seq + 1))
-        assert [m["event"] for m in live["messages"]] == oracle.messages(None)
+        # A resume from before the snapshot, on a process that restored the room: it reads the
+        # messages before the snapshot again and resumes as anywhere else.
+        third = start_server(snapshot_every=EVERY)
+        early = await WsClient.open(third.ws_url)
+        assert (await early.hello(spectate=game.room, **start))["resumed"] is True
+        await early.wait_seq(watcher.seq)
+        assert events_raw(early) == events_raw(watcher)
+
+        # A command applied before the snapshot, resent to a process that restored the room:
+        # the same ack as the first time (its number is in the messages before the snapshot).
+        fourth = start_server(snapshot_every=EVERY)
+        [first_ack] = [m for m in seats[0][1].messages if m.get("id") == "setup"]
+        resent = await WsClient.open(fourth.ws_url)
+        await resent.hello(token=game.tokens[Faction.OLYMPIANS])
+        setup = setup_command(random.Random(0), Faction.OLYMPIANS)
+        assert await resent.command("setup", setup) == first_ack
+        for server in (third, fourth):
+            async with httpx.AsyncClient(base_url=server.url, timeout=30) as http_n:
+                assert loads((await http_n.get("/metrics")).text, "snapshot") == 1
 
         seats = [(f, game.seats[f]) for f in Faction]
         clients = [*seats, (None, watcher), (None, follower)]
@@ -133,6 +148,7 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
         seqs: dict[Faction | None, int] = {Faction.OLYMPIANS: 0, Faction.CHTHONIANS: 0, None: 0}
         bad = [
             b"\xc1 not msgpack",
+            msgpack.packb({"f": snapshots.FORMAT}),  # no state, no counts
             msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}),
             snapshots.encode(RoomSnapshot(oracle.states[version - 1], seqs)),  # wrong version
             snapshots.encode(RoomSnapshot(GameState(version=version), {None: 0})),  # no seats
@@ -151,12 +167,14 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
             await spectator.close()
 
 
-async def test_game_over_waits_for_a_readable_log_and_comes_when_a_socket_attaches(
-    start_server: Callable[..., ServerThread], store: EventStore
+@pytest.mark.parametrize("read_by", ["socket_attach", "http_log"])
+async def test_game_over_waits_for_a_readable_log(
+    read_by: str, start_server: Callable[..., ServerThread], store: EventStore
 ) -> None:
     """A restored room cannot read its whole log when the game ends (here: someone trimmed the
-    stream's head): no ``game_over`` yet, nothing half-sent. Once the log is whole again, the
-    next socket to attach makes the room read it, and every socket gets ``game_over``."""
+    stream's head): no ``game_over`` yet, nothing half-sent, and the HTTP log says so. Once the
+    log is whole again, the next socket to attach, or the next HTTP log, makes the room read
+    it, and every socket gets ``game_over``."""
     first, second = start_server(snapshot_every=EVERY), start_server(snapshot_every=EVERY)
     async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
         game = await create_game(http)
@@ -175,16 +193,23 @@ async def test_game_over_waits_for_a_readable_log_and_comes_when_a_socket_attach
     await drive(game, oracle, random.Random(12), [], setup=False)  # to the end
     for faction, client in game.seats.items():
         await client.wait_seq(len(oracle.messages(faction)))
-    await asyncio.sleep(1)  # time for a game_over to follow the last event, if one were sent
-    seats = list(game.seats.values())
-    assert not any(game_overs(c) for c in seats)  # the whole log could not be read
+    async with httpx.AsyncClient(base_url=second.url, timeout=30) as http2:
+        trimmed = await http2.get(f"/rooms/{game.room}/log")
+        assert trimmed.status_code == 503 and trimmed.json()["code"] == "log_unavailable"
+        await asyncio.sleep(1)  # time for a game_over to follow the last event, if one were sent
+        clients = list(game.seats.values())
+        assert not any(game_overs(c) for c in clients)  # the whole log could not be read
 
-    whole = await store.redis.xrange(events, "-", "+")
-    await store.redis.delete(events)
-    for entry_id, fields in [*head[:2], *whole]:
-        await store.redis.xadd(events, fields, id=entry_id)
-    spectator = await WsClient.open(second.ws_url)
-    await spectator.hello(spectate=game.room)
-    for client in [*seats, spectator]:
+        whole = await store.redis.xrange(events, "-", "+")
+        await store.redis.delete(events)
+        for entry_id, fields in [*head[:2], *whole]:
+            await store.redis.xadd(events, fields, id=entry_id)
+        if read_by == "http_log":
+            log = (await http2.get(f"/rooms/{game.room}/log")).json()
+            assert log["over"] is True and log["events"] == oracle.log()
+        spectator = await WsClient.open(second.ws_url)  # gets it at once after an HTTP log
+        await spectator.hello(spectate=game.room)
+    for client in [*clients, spectator]:
         await client.wait_for(lambda c=client: bool(game_overs(c)))
-        assert game_overs(client)[0]["log"] == oracle.log()
+        [over] = game_overs(client)
+        assert over["log"] == oracle.log()

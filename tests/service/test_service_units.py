@@ -14,6 +14,7 @@ from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
+from olympus.server.services import Services
 
 
 def test_prometheus_text_format() -> None:
@@ -184,6 +185,26 @@ def test_legal_queue_lag_is_the_wait_of_the_room_first_in_line() -> None:
     assert queue.lag() == 0.5
     queue.discard(second)
     assert queue.lag() == 0.0
+
+
+async def test_a_process_is_overloaded_while_a_room_waits_longer_than_the_threshold() -> None:
+    class Room:
+        def push_due(self) -> None:
+            raise AssertionError("the queue is not running")
+
+    services = Services(Settings(redis_url="redis://127.0.0.1:1", overload_seconds=0.5))
+    now = [10.0]
+    services.legal_queue = LegalQueue(clock=lambda: now[0])  # not started: rooms stay queued
+    try:
+        assert not services.overloaded
+        services.legal_queue.add(Room())
+        now[0] = 10.5
+        assert not services.overloaded  # at the threshold: not yet
+        now[0] = 10.6
+        assert services.overloaded
+    finally:
+        await services.redis.aclose()
+        await services.pubsub_redis.aclose()
 
 
 def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -210,12 +210,21 @@ class Connection:
                 sentence = "This seat token was revoked."
                 raise ProtocolError("token_revoked", sentence, close=protocol.CLOSE_REVOKED)
             self.generation = claim.generation
-        last_seq = hello.last_seq
-        if hello.epoch == runtime.epoch and last_seq and last_seq > runtime.feeds[audience].seq:
+        last_seq, feed = hello.last_seq, runtime.feeds[audience]
+        if hello.epoch == runtime.epoch and last_seq and last_seq > feed.seq:
             # The client saw more than this process holds: a hint not heard yet (pub/sub lag,
             # or pub/sub down after a Redis restart). Read the tail before judging the token,
             # or a good resume token would get a fresh view instead of the missed events.
             await runtime.catch_up()
+        elif (
+            hello.epoch == runtime.epoch
+            and last_seq is not None
+            and 0 <= last_seq < feed.base
+            and feed.seq - last_seq <= self.settings.resume_window
+        ):
+            # The room was restored from a snapshot after the client's last message: read the
+            # messages before it, so that the answer does not depend on the process reached.
+            await runtime.complete()
         self.audience = audience
         resumed = runtime.attach(self, hello.last_seq, hello.epoch)
         self.room = runtime
@@ -248,6 +257,8 @@ class Connection:
             sentence = "The server could not take the command; send it again."
             raise ProtocolError("unavailable", sentence, command_id=command_id) from None
         metrics.commands.inc("duplicate" if result.duplicate else "ok")
+        if result.version < self.room.base:  # a duplicate from before the room's snapshot:
+            await self.room.complete()  # its number is in the messages before it
         seq = self.room.feeds[seat].seq_at(result.version)
         self.push(self.codec.encode(protocol.ack(command_id, seq)))
 

@@ -55,8 +55,9 @@ class Feed:
         self._packed.append(msgpack.packb(message, use_bin_type=True))
 
     def seq_at(self, version: int) -> int:
-        """The audience's last message number once events up to ``version`` are applied; for a
-        version before the feed's ``base``, ``base`` (the events are in by then)."""
+        """The audience's last message number once events up to ``version`` are applied: a
+        version at or after the snapshot the feed starts from (a room restored from one reads
+        its whole log first, ``RoomRuntime.complete``)."""
         return self.base + bisect.bisect_right(self.versions, version)
 
     def frame(self, codec: Codec, seq: int) -> Frame:

@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
 from olympus.rules.observation import view
-from olympus.store import RoomNotFound
+from olympus.store import EventsTrimmed, RoomNotFound
 
 from . import tokens
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
@@ -56,6 +56,8 @@ def _handles_errors(handler: Handler) -> Handler:
             return _error(401, error.code, error.sentence)
         except (RoomNotFound, RoomNotReady):
             return _error(404, "room_not_found", "There is no such room.")
+        except EventsTrimmed:  # a room restored from a snapshot, its log trimmed by someone
+            return _error(503, "log_unavailable", "The room's whole log cannot be read now.")
 
     return wrapper
 

@@ -166,18 +166,29 @@ class RoomRuntime:
         """Hold the whole log and every message again (a room restored from a snapshot).
 
         Reads the log up to the version held and folds it from the start: the same state and
-        the same numbering, so the sockets notice nothing. A no-op for a room already whole.
+        the same numbering, so the sockets notice nothing. If the fold is not the state held,
+        the log changed under the cache (Redis lost writes): the room is rebuilt as ``_reload``
+        does, sockets told to resync. A no-op for a room already whole. A game that is over
+        gets its ``game_over`` queued to every socket, now that the whole log is there.
         """
         async with self.lock:
             if not self.base:
                 return
             stored = await self.store.read(self.room_id, 0, count=self.version)
-            version = self.version
+            held = (self.state, self.log, self.base, self.feeds)
             self.state, self.log, self.base = GameState(), [], 0
             self.feeds = {a: Feed() for a in AUDIENCES}
-            self.load(stored)
-            if self.version != version:
-                raise RuntimeError(f"room {self.room_id}: log read up to {self.version}")
+            try:
+                self.load(stored)
+                same = self.state == held[0]
+            except RuntimeError:  # a gap: not the log we folded either
+                same = False
+            if not same:  # put back what the sockets were sent, then rebuild and resync
+                self.state, self.log, self.base, self.feeds = held
+                await self._reload()
+            elif self.over:
+                self._over_due.update(self.subscribers)
+                self._schedule_legal()
 
     def _fold(self, numbered: list[tuple[int, Event, bytes]]) -> bool:
         """Fold new events (version, event, its encoding) into the state and every feed.
@@ -268,8 +279,8 @@ class RoomRuntime:
         return True
 
     def _finish_whole(self) -> None:
-        """The game is over in a room restored from a snapshot: read the whole log, then send
-        ``game_over`` to every socket then subscribed."""
+        """The game is over in a room restored from a snapshot: read the whole log, which
+        sends ``game_over`` (``complete``)."""
         if self._finishing is None or self._finishing.done():
             self._finishing = asyncio.get_running_loop().create_task(self._finish())
 
@@ -279,9 +290,6 @@ class RoomRuntime:
         except Exception as error:  # tried again when a socket (re)attaches
             extra = {"room": self.room_id, "error": repr(error)}
             log.warning("reading the whole log failed", extra=extra)
-            return
-        self._over_due.update(self.subscribers)
-        self._schedule_legal()
 
     def _schedule_legal(self) -> None:
         if self._legal_due or self._over_due:
@@ -393,7 +401,11 @@ class RoomRuntime:
                     # the time we hold the lock, it is folded and there is nothing to read.
                     if self._resubscribed:  # maybe after a Redis restart, which may also
                         self._resubscribed = False  # have lost acknowledged writes
-                        await self._refresh(since)
+                        try:
+                            await self._refresh(since)
+                        except Exception:
+                            self._resubscribed = True  # the next catch-up checks again
+                            raise
                     elif self._hinted > self.version:
                         await self._read_tail(since)
             except Exception as error:  # the next hint or sweep reads again; never crash

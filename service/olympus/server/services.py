@@ -117,9 +117,9 @@ class Services:
     async def stop(self) -> None:
         await cancel(self._janitor)
         await self.legal_queue.stop()
-        await self.snapshotter.stop()
         await self.clocks.stop()
         await self.fanout.stop()
+        await self.snapshotter.stop()  # after whatever may still append
         await self.pubsub_redis.aclose()
         await self.redis.aclose()
 
