@@ -69,7 +69,8 @@ def main() -> None:
         snap_ms, restored = best_ms(load_restored, snapshot, tail)
         assert restored.state == whole.state
         log_bytes = sum(len(s.data) for s in stored)
-        read_bytes = len(snapshot.data) + sum(len(s.data) for s in tail)
+        checked = len(stored[at - 1].data)  # the event at the snapshot's version (its digest)
+        read_bytes = len(snapshot.data) + checked + sum(len(s.data) for s in tail)
         rows.append((len(stored), len(tail), whole_ms, snap_ms, log_bytes, read_bytes))
     if not rows:
         raise SystemExit(f"no game reached {args.every} events: lower --every")

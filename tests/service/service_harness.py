@@ -444,3 +444,9 @@ def check_feed(client: WsClient, audience: Faction | None, oracle: Oracle) -> No
                 audience is not event.faction and not sees_commitment(after, audience)
             )
             assert ("maneuver" not in seen and "energy" not in seen) is sealed, seen
+
+
+def room_loads(metrics: str, source: str) -> int:
+    """``olympus_room_loads_total{source=...}`` from a /metrics text (0 if absent)."""
+    line = f'olympus_room_loads_total{{source="{source}"}} '
+    return sum(int(float(x.split()[-1])) for x in metrics.splitlines() if x.startswith(line))

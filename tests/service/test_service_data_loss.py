@@ -22,6 +22,7 @@ from service_harness import (
     create_game,
     drive,
     live_game,
+    room_loads,
     seat,
 )
 
@@ -89,9 +90,10 @@ async def test_a_restored_room_that_reads_its_whole_log_after_lost_writes_is_reb
     start_server: Callable[..., ServerThread], store: EventStore
 ) -> None:
     """A room restored from a snapshot reads its whole log again (here for the HTTP log); the
-    store lost the newest event meanwhile: what it folds is not what it holds, so it rebuilds
-    the room from the store and sends its sockets to resync, instead of going on with a state
-    and numbering the log does not back."""
+    store lost its newest events meanwhile, the snapshot's among them: what it folds is not
+    what it holds, so it rebuilds the room from the store, sends its sockets to resync, and
+    drops the snapshot of the lost history, instead of going on with a state and numbering the
+    log does not back."""
     first, second = start_server(snapshot_every=10), start_server(snapshot_every=10)
     async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
         game = await create_game(http)
@@ -103,13 +105,46 @@ async def test_a_restored_room_that_reads_its_whole_log_after_lost_writes_is_reb
     for faction in Faction:  # the second process restores the room from the snapshot
         await game.seats[faction].close()
         await seat(second.ws_url, game, faction)
-    version = await store.version(game.room)
-    await lose_writes_after(store, game.room, version - 1)
+    snapshot = await store.load_snapshot(game.room)
+    assert snapshot is not None
+    await lose_writes_after(store, game.room, snapshot.version - 1)
 
     async with httpx.AsyncClient(base_url=second.url, timeout=30) as http2:
         log = (await http2.get(f"/rooms/{game.room}/log")).json()
     for client in game.seats.values():
         assert await client.wait_closed() == 4409
-    truth = Oracle(store, game.room)  # folded afresh: the first one still holds the lost event
-    assert (await truth.sync()).version == version - 1
+    truth = Oracle(store, game.room)  # folded afresh: the first one still holds the lost events
+    assert (await truth.sync()).version == snapshot.version - 1
     assert [m["event"] for m in log["messages"]] == truth.messages(None)
+    assert await store.load_snapshot(game.room) is None
+
+
+async def test_a_snapshot_of_lost_writes_is_dropped_not_restored(
+    start_server: Callable[..., ServerThread], store: EventStore
+) -> None:
+    """Redis lost the events a snapshot was folded from: the snapshot is ahead of the log. A
+    process loading the room replays the log instead, and drops that snapshot, so that it is
+    never restored once the room has grown past its version again with another history."""
+    first = start_server(snapshot_every=10)
+    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
+        game = await create_game(http)
+    oracle = Oracle(store, game.room)
+    for faction in Faction:
+        await seat(first.ws_url, game, faction)
+    await drive(game, oracle, random.Random(11), [], commands=12)
+    stored = await store.load_snapshot(game.room)
+    assert stored is not None
+    await lose_writes_after(store, game.room, stored.version - 2)
+
+    other = start_server(snapshot_every=10)
+    spectator = await WsClient.open(other.ws_url)
+    await spectator.hello(spectate=game.room)
+    view = await spectator.expect("view")
+    truth = Oracle(store, game.room)
+    await truth.sync()
+    assert view["seq"] == len(truth.messages(None))
+    async with httpx.AsyncClient(base_url=other.url, timeout=30) as http2:
+        metrics = (await http2.get("/metrics")).text
+    assert (room_loads(metrics, "log"), room_loads(metrics, "snapshot")) == (1, 0)
+    assert await store.load_snapshot(game.room) is None
+    await spectator.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import httpx
 import msgpack
@@ -21,11 +22,12 @@ from service_harness import (
     check_feed,
     create_game,
     drive,
+    room_loads,
     seat,
     setup_command,
 )
 
-from olympus.rules import Faction, GameState
+from olympus.rules import Faction
 from olympus.server import snapshots
 from olympus.server.snapshots import RoomSnapshot
 from olympus.store import EventStore
@@ -44,11 +46,6 @@ def views_raw(client: WsClient) -> list[str | bytes]:
 
 def game_overs(client: WsClient) -> list[dict]:
     return [m for m in client.messages if m["type"] == "game_over"]
-
-
-def loads(metrics: str, source: str) -> int:
-    line = f'olympus_room_loads_total{{source="{source}"}} '
-    return sum(int(float(x.split()[-1])) for x in metrics.splitlines() if x.startswith(line))
 
 
 async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
@@ -86,7 +83,7 @@ async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
             )
             assert again.resumed_from == resume[faction]  # after the snapshot: resumed
         metrics = (await http2.get("/metrics")).text
-        assert loads(metrics, "snapshot") == 1 and loads(metrics, "log") == 0
+        assert room_loads(metrics, "snapshot") == 1 and room_loads(metrics, "log") == 0
         follower = await WsClient.open(second.ws_url)  # from after the snapshot: resumed
         await follower.hello(spectate=game.room, last_seq=watcher.seq, epoch=game.epoch)
         assert follower.resumed_from == watcher.seq
@@ -116,7 +113,7 @@ async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
         assert await resent.command("setup", setup) == first_ack
         for server in (third, fourth):
             async with httpx.AsyncClient(base_url=server.url, timeout=30) as http_n:
-                assert loads((await http_n.get("/metrics")).text, "snapshot") == 1
+                assert room_loads((await http_n.get("/metrics")).text, "snapshot") == 1
 
         seats = [(f, game.seats[f]) for f in Faction]
         clients = [*seats, (None, watcher), (None, follower)]
@@ -135,7 +132,9 @@ async def test_a_room_restored_from_a_snapshot_plays_on_as_if_folded_whole(
 async def test_a_snapshot_that_does_not_fit_is_ignored(
     start_server: Callable[..., ServerThread], store: EventStore
 ) -> None:
-    """Garbage, another format, or a state of another version: the room is replayed whole."""
+    """Garbage, another format, a state of another version, or of another history (the event
+    at its version is not the one it was folded from): the room is replayed whole. The same
+    snapshot built right is used."""
     first = start_server(snapshot_every=0)  # saves none itself
     async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
         game = await create_game(http)
@@ -145,15 +144,20 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
         await drive(game, oracle, random.Random(5), [], commands=6)
         version = oracle.state.version
         assert await store.load_snapshot(game.room) is None  # snapshot_every=0: none saved
-        seqs: dict[Faction | None, int] = {Faction.OLYMPIANS: 0, Faction.CHTHONIANS: 0, None: 0}
-        bad = [
-            b"\xc1 not msgpack",
-            msgpack.packb({"f": snapshots.FORMAT}),  # no state, no counts
-            msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}),
-            snapshots.encode(RoomSnapshot(oracle.states[version - 1], seqs)),  # wrong version
-            snapshots.encode(RoomSnapshot(GameState(version=version), {None: 0})),  # no seats
+        seqs = {a: len(oracle.messages(a)) for a in (*Faction, None)}
+        [event] = await store.read(game.room, version - 1, count=1)
+        last = snapshots.digest(event.data)
+        right = RoomSnapshot(oracle.states[version], seqs, last)
+        cases = [
+            (b"\xc1 not msgpack", "log"),
+            (msgpack.packb({"f": snapshots.FORMAT}), "log"),  # no state, no counts
+            (msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}), "log"),
+            (snapshots.encode(replace(right, state=oracle.states[version - 1])), "log"),
+            (snapshots.encode(replace(right, seqs={None: 0})), "log"),  # no seats
+            (snapshots.encode(replace(right, last=snapshots.digest(b"other"))), "log"),
+            (snapshots.encode(right), "snapshot"),
         ]
-        for k, data in enumerate(bad):
+        for k, (data, source) in enumerate(cases):
             await store.redis.delete(store.keys(game.room).snapshot)
             assert await store.save_snapshot(game.room, version, data)
             other = start_server(snapshot_every=0)
@@ -163,7 +167,8 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
             assert view["seq"] == len(oracle.messages(None)), k
             async with httpx.AsyncClient(base_url=other.url, timeout=30) as http2:
                 metrics = (await http2.get("/metrics")).text
-            assert loads(metrics, "log") == 1 and loads(metrics, "snapshot") == 0, k
+            loaded = (room_loads(metrics, "log"), room_loads(metrics, "snapshot"))
+            assert loaded == ((1, 0) if source == "log" else (0, 1)), k
             await spectator.close()
 
 

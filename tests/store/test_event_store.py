@@ -353,6 +353,22 @@ async def test_only_latest_snapshot_is_kept_and_never_ahead(
     assert (await store.load(room_id)).events == []
 
 
+async def test_a_snapshot_ahead_of_lost_writes_is_dropped(store: EventStore, room_id: str) -> None:
+    """Redis came back without its last writes (the stream as it was at 4), the snapshot at 6
+    survived: it is dropped, and only when it is ahead of the stream."""
+    keys = store.keys(room_id)
+    await new_room(store, room_id, 8)
+    assert await store.save_snapshot(room_id, 6, b"six")
+    assert not await store.drop_snapshot_if_ahead(room_id)  # 6 <= 8: kept
+    kept = (await store.read(room_id))[:4]
+    await store.redis.delete(keys.events)
+    for event in kept:
+        await store.redis.xadd(keys.events, {"e": event.data}, id=f"{event.version}-0")
+    assert await store.drop_snapshot_if_ahead(room_id)
+    assert await store.load_snapshot(room_id) is None
+    assert not await store.drop_snapshot_if_ahead(room_id)  # none left
+
+
 async def test_append_after_trim_uses_entry_ids_not_length(store: EventStore, room_id: str) -> None:
     keys = store.keys(room_id)
     await new_room(store, room_id, 10)

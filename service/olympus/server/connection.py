@@ -224,7 +224,16 @@ class Connection:
         ):
             # The room was restored from a snapshot after the client's last message: read the
             # messages before it, so that the answer does not depend on the process reached.
-            await runtime.complete()
+            try:
+                await runtime.complete()
+            except Exception as error:  # then a fresh view, as for any resume not possible
+                log.warning(
+                    "reading the whole log failed", extra={**self._fields(), "error": repr(error)}
+                )
+        if runtime.gone:  # dropped while we waited (its epoch changed, or its log did)
+            raise ProtocolError(
+                "resync", "The room was reloaded: connect again.", close=protocol.CLOSE_RESYNC
+            )
         self.audience = audience
         resumed = runtime.attach(self, hello.last_seq, hello.epoch)
         self.room = runtime
@@ -258,7 +267,11 @@ class Connection:
             raise ProtocolError("unavailable", sentence, command_id=command_id) from None
         metrics.commands.inc("duplicate" if result.duplicate else "ok")
         if result.version < self.room.base:  # a duplicate from before the room's snapshot:
-            await self.room.complete()  # its number is in the messages before it
+            try:  # its number is in the messages before it
+                await self.room.complete()
+            except Exception as error:  # the snapshot's number then: the events are in by it
+                extra = {**self._fields(), "command_id": command_id, "error": repr(error)}
+                log.warning("reading the whole log failed", extra=extra)
         seq = self.room.feeds[seat].seq_at(result.version)
         self.push(self.codec.encode(protocol.ack(command_id, seq)))
 

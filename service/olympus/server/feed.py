@@ -55,9 +55,10 @@ class Feed:
         self._packed.append(msgpack.packb(message, use_bin_type=True))
 
     def seq_at(self, version: int) -> int:
-        """The audience's last message number once events up to ``version`` are applied: a
-        version at or after the snapshot the feed starts from (a room restored from one reads
-        its whole log first, ``RoomRuntime.complete``)."""
+        """The audience's last message number once events up to ``version`` are applied. Exact
+        for a version at or after the snapshot the feed starts from (a room restored from one
+        reads its whole log first, ``RoomRuntime.complete``); ``base`` for an earlier one, an
+        upper bound."""
         return self.base + bisect.bisect_right(self.versions, version)
 
     def frame(self, codec: Codec, seq: int) -> Frame:

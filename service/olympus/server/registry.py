@@ -84,7 +84,7 @@ class RoomRegistry:
         runtime = RoomRuntime(
             room_id, loaded.epoch, self.store, self.settings, self.metrics, self.legal_queue
         )
-        snapshot = self._usable(room_id, loaded.snapshot)
+        snapshot = await self._usable(room_id, loaded.snapshot, loaded.version)
         if snapshot is not None:
             runtime.restore(snapshot, loaded.events)
         else:
@@ -102,12 +102,13 @@ class RoomRegistry:
             raise
         return runtime
 
-    @staticmethod
-    def _usable(room_id: str, stored: Snapshot | None) -> RoomSnapshot | None:
+    async def _usable(
+        self, room_id: str, stored: Snapshot | None, version: int
+    ) -> RoomSnapshot | None:
         if stored is None:
             return None
         try:
-            return snapshots.decode(stored)
+            return await snapshots.usable(self.store, room_id, stored, version)
         except SnapshotError as error:  # a cache that does not fit: replay the log instead
             log.warning("snapshot ignored", extra={"room": room_id, "error": str(error)})
             return None

@@ -7,8 +7,9 @@ cached version, so a stale cache costs a retry, never a wrong event (optimistic 
 State = the fold of the room's log: of the whole log, or of the latest snapshot and the events
 after it (snapshots.py). A room loaded from a snapshot holds neither the log nor the messages
 before it; it reads and folds them again (``complete``) when they are needed: for the full log
-at the game's end and for the HTTP log. The numbering is the same either way, because a
-snapshot carries each audience's message count.
+at the game's end, for the HTTP log, for a resume from before the snapshot, and for the ``ack``
+of a resent command applied before it. The numbering is the same either way, because a snapshot
+carries each audience's message count.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from olympus.rules.events import to_dict
 from olympus.rules.observation import observe_event, view
 from olympus.store import EventStore, EventsTrimmed, StoredEvent, VersionConflict
 
-from . import protocol
+from . import protocol, snapshots
 from .feed import Feed
 from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
@@ -160,16 +161,20 @@ class RoomRuntime:
         self.load(tail)
 
     def snapshot(self) -> RoomSnapshot:
-        return RoomSnapshot(self.state, {a: self.feeds[a].seq for a in AUDIENCES})
+        """The room now, as a snapshot; of a room that folded an event since it was loaded."""
+        seqs = {a: self.feeds[a].seq for a in AUDIENCES}
+        return RoomSnapshot(self.state, seqs, snapshots.digest(self.log[-1]))
 
     async def complete(self) -> None:
         """Hold the whole log and every message again (a room restored from a snapshot).
 
         Reads the log up to the version held and folds it from the start: the same state and
-        the same numbering, so the sockets notice nothing. If the fold is not the state held,
-        the log changed under the cache (Redis lost writes): the room is rebuilt as ``_reload``
-        does, sockets told to resync. A no-op for a room already whole. A game that is over
-        gets its ``game_over`` queued to every socket, now that the whole log is there.
+        the same numbering, so the sockets notice nothing. If the fold is not the state and the
+        numbering held, the log changed under the cache (Redis lost writes): the room is rebuilt
+        as ``_reload`` does, sockets told to resync. If the log cannot be folded (a gap, an
+        event that does not decode), the room stays as it was and the error is raised. A no-op
+        for a room already whole. A game that is over gets its ``game_over`` queued to every
+        socket, now that the whole log is there.
         """
         async with self.lock:
             if not self.base:
@@ -180,9 +185,12 @@ class RoomRuntime:
             self.feeds = {a: Feed() for a in AUDIENCES}
             try:
                 self.load(stored)
-                same = self.state == held[0]
-            except RuntimeError:  # a gap: not the log we folded either
-                same = False
+            except BaseException:  # (no await since the swap: nobody saw the half fold)
+                self.state, self.log, self.base, self.feeds = held
+                raise
+            same = self.state == held[0] and all(
+                self.feeds[a].seq == held[3][a].seq for a in AUDIENCES
+            )
             if not same:  # put back what the sockets were sent, then rebuild and resync
                 self.state, self.log, self.base, self.feeds = held
                 await self._reload()
@@ -404,7 +412,7 @@ class RoomRuntime:
                         try:
                             await self._refresh(since)
                         except Exception:
-                            self._resubscribed = True  # the next catch-up checks again
+                            self._resubscribed = True  # checked at the next hint instead
                             raise
                     elif self._hinted > self.version:
                         await self._read_tail(since)
@@ -449,8 +457,9 @@ class RoomRuntime:
         """
         log.warning("room log changed under the cache", extra={"room": self.room_id})
         stored = await self.store.read(self.room_id, 0)
+        await self.store.drop_snapshot_if_ahead(self.room_id)  # one of the lost history
         self.close_all(protocol.CLOSE_RESYNC, "resync")
-        self.state, self.log, self.base = GameState(), [], 0
+        self.state, self.log, self.base, self.snapshot_version = GameState(), [], 0, 0
         self.feeds = {a: Feed() for a in AUDIENCES}
         self._legal_frames.clear()
         self._over_frames.clear()

@@ -16,6 +16,7 @@ and written by a background task; a failed write is logged and tried again at th
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -41,11 +42,19 @@ SPECTATORS = "spectators"  # the key of the neutral audience's count
 class RoomSnapshot:
     state: GameState
     seqs: dict[Faction | None, int]  # each audience's last message number (None: spectators)
+    last: bytes  # ``digest`` of the stored event at the snapshot's version: which history
+
+
+def digest(event: bytes) -> bytes:
+    """What ties a snapshot to the log it was folded from: after Redis lost writes, the room's
+    version can come back to a snapshot's with other events, and that snapshot must not be used."""
+    return hashlib.blake2b(event, digest_size=16).digest()
 
 
 def encode(snapshot: RoomSnapshot) -> bytes:
     seqs = {SPECTATORS if a is None else a.value: n for a, n in snapshot.seqs.items()}
-    envelope = {"f": FORMAT, "state": encode_state(snapshot.state), "seqs": seqs}
+    state = encode_state(snapshot.state)
+    envelope = {"f": FORMAT, "state": state, "seqs": seqs, "last": snapshot.last}
     return msgpack.packb(envelope, use_bin_type=True)
 
 
@@ -57,7 +66,7 @@ def decode(stored: Snapshot) -> RoomSnapshot:
         raise SnapshotError(f"not a snapshot: {error}") from None
     if not isinstance(envelope, dict) or envelope.get("f") != FORMAT:
         raise SnapshotError(f"not a snapshot of format {FORMAT}")
-    seqs, state = envelope.get("seqs"), envelope.get("state")
+    seqs, state, last = envelope.get("seqs"), envelope.get("state"), envelope.get("last")
     audiences = {f.value: f for f in Faction} | {SPECTATORS: None}
     if (
         not isinstance(seqs, dict)
@@ -65,12 +74,27 @@ def decode(stored: Snapshot) -> RoomSnapshot:
         or not all(type(n) is int and n >= 0 for n in seqs.values())
     ):
         raise SnapshotError(f"not a snapshot of format {FORMAT}")
-    if not isinstance(state, bytes):
-        raise SnapshotError("the snapshot holds no state")
+    if not isinstance(state, bytes) or not isinstance(last, bytes):
+        raise SnapshotError("the snapshot holds no state or no digest")
     decoded = decode_state(state)
     if decoded.version != stored.version:
         raise SnapshotError(f"state at {decoded.version}, stored as {stored.version}")
-    return RoomSnapshot(decoded, {audiences[key]: n for key, n in seqs.items()})
+    return RoomSnapshot(decoded, {audiences[key]: n for key, n in seqs.items()}, last)
+
+
+async def usable(store: EventStore, room_id: str, stored: Snapshot, version: int) -> RoomSnapshot:
+    """The snapshot, if it belongs to the room's log as it is now (``version`` events); else
+    ``SnapshotError``. Costs a read of the one event at the snapshot's version."""
+    snapshot = decode(stored)
+    if stored.version > version:  # the log lost the writes it was folded from
+        dropped = await store.drop_snapshot_if_ahead(room_id)
+        raise SnapshotError(
+            f"snapshot at {stored.version}, ahead of the log ({version}), {dropped=}"
+        )
+    at = await store.read(room_id, stored.version - 1, count=1)
+    if not at or digest(at[0].data) != snapshot.last:
+        raise SnapshotError(f"the event at {stored.version} is not the snapshot's")
+    return snapshot
 
 
 class Snapshotter:

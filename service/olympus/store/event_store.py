@@ -129,6 +129,19 @@ return {0, v}
 """
 )
 
+# KEYS: events, snap.  Returns 1 if the snapshot was ahead of the stream, and dropped; else 0.
+_LUA_DROP_SNAPSHOT_AHEAD = (
+    _LUA_VERSION
+    + """
+local v = redis.call('HGET', KEYS[2], 'v')
+if v and tonumber(v) > stream_version(KEYS[1]) then
+  redis.call('DEL', KEYS[2])
+  return 1
+end
+return 0
+"""
+)
+
 # KEYS: meta, events, snap.  ARGV: keep_after_version.  Returns {code, x}: 0 trimmed {removed};
 # 1 beyond the snapshot {snapshot version}; 3 room not found.
 _LUA_TRIM = """
@@ -303,6 +316,7 @@ class EventStore:
         self._append = ScriptBatcher(redis, redis.register_script(_LUA_APPEND))
         self._read = redis.register_script(_LUA_READ)
         self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
+        self._drop_snapshot_ahead = redis.register_script(_LUA_DROP_SNAPSHOT_AHEAD)
         self._trim = redis.register_script(_LUA_TRIM)
         self._create = redis.register_script(_LUA_CREATE)
         self._set_status = redis.register_script(_LUA_SET_STATUS)
@@ -472,6 +486,14 @@ class EventStore:
         if code == 2:
             raise SnapshotAhead(room_id, version, x)
         return bool(code == 0)
+
+    async def drop_snapshot_if_ahead(self, room_id: str) -> bool:
+        """Delete the room's snapshot if it claims more events than the stream has: Redis lost
+        the writes it was folded from, and once the room grows past it again, it would describe
+        a history that is not the log's. True if one was dropped. Atomic, so a newer snapshot
+        saved meanwhile by a process that knows the current log is never the one dropped."""
+        k = self.keys(room_id)
+        return bool(await self._drop_snapshot_ahead(keys=[k.events, k.snapshot]))
 
     async def load_snapshot(self, room_id: str) -> Snapshot | None:
         version, data = await self.redis.hmget(self.keys(room_id).snapshot, ["v", "d"])
