@@ -450,3 +450,24 @@ def room_loads(metrics: str, source: str) -> int:
     """``olympus_room_loads_total{source=...}`` from a /metrics text (0 if absent)."""
     line = f'olympus_room_loads_total{{source="{source}"}} '
     return sum(int(float(x.split()[-1])) for x in metrics.splitlines() if x.startswith(line))
+
+
+async def played_game(
+    server: ServerThread, store: EventStore, commands: int, seed: int = 11, **options: Any
+) -> tuple[Game, Oracle]:
+    """A game created on ``server``, both seats connected there, ``commands`` random commands
+    played after the setups."""
+    async with httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT) as http:
+        game = await create_game(http, **options)
+    oracle = Oracle(store, game.room)
+    for faction in Faction:
+        await seat(server.ws_url, game, faction)
+    await drive(game, oracle, random.Random(seed), [], commands=commands)
+    return game, oracle
+
+
+async def move_seats(game: Game, server: ServerThread) -> None:
+    """Both players leave their process and connect to ``server`` (a fresh view each)."""
+    for faction in Faction:
+        await game.seats[faction].close()
+        await seat(server.ws_url, game, faction)

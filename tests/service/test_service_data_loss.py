@@ -10,7 +10,6 @@ it reads its whole log again.
 
 from __future__ import annotations
 
-import random
 from collections.abc import Callable
 
 import httpx
@@ -19,9 +18,9 @@ from service_harness import (
     Oracle,
     ServerThread,
     WsClient,
-    create_game,
-    drive,
     live_game,
+    move_seats,
+    played_game,
     room_loads,
     seat,
 )
@@ -95,16 +94,8 @@ async def test_a_restored_room_that_reads_its_whole_log_after_lost_writes_is_reb
     drops the snapshot of the lost history, instead of going on with a state and numbering the
     log does not back."""
     first, second = start_server(snapshot_every=10), start_server(snapshot_every=10)
-    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
-        game = await create_game(http)
-    oracle = Oracle(store, game.room)
-    for faction in Faction:
-        await seat(first.ws_url, game, faction)
-    await drive(game, oracle, random.Random(11), [], commands=12)
-    assert await store.load_snapshot(game.room) is not None
-    for faction in Faction:  # the second process restores the room from the snapshot
-        await game.seats[faction].close()
-        await seat(second.ws_url, game, faction)
+    game, _ = await played_game(first, store, commands=12)
+    await move_seats(game, second)  # the second process restores the room from the snapshot
     snapshot = await store.load_snapshot(game.room)
     assert snapshot is not None
     await lose_writes_after(store, game.room, snapshot.version - 1)
@@ -125,13 +116,7 @@ async def test_a_snapshot_of_lost_writes_is_dropped_not_restored(
     """Redis lost the events a snapshot was folded from: the snapshot is ahead of the log. A
     process loading the room replays the log instead, and drops that snapshot, so that it is
     never restored once the room has grown past its version again with another history."""
-    first = start_server(snapshot_every=10)
-    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
-        game = await create_game(http)
-    oracle = Oracle(store, game.room)
-    for faction in Faction:
-        await seat(first.ws_url, game, faction)
-    await drive(game, oracle, random.Random(11), [], commands=12)
+    game, _ = await played_game(start_server(snapshot_every=10), store, commands=12)
     stored = await store.load_snapshot(game.room)
     assert stored is not None
     await lose_writes_after(store, game.room, stored.version - 2)

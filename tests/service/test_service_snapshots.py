@@ -22,6 +22,8 @@ from service_harness import (
     check_feed,
     create_game,
     drive,
+    move_seats,
+    played_game,
     room_loads,
     seat,
     setup_command,
@@ -135,41 +137,35 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
     """Garbage, another format, a state of another version, or of another history (the event
     at its version is not the one it was folded from): the room is replayed whole. The same
     snapshot built right is used."""
-    first = start_server(snapshot_every=0)  # saves none itself
-    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
-        game = await create_game(http)
-        oracle = Oracle(store, game.room)
-        for faction in Faction:
-            await seat(first.ws_url, game, faction)
-        await drive(game, oracle, random.Random(5), [], commands=6)
-        version = oracle.state.version
-        assert await store.load_snapshot(game.room) is None  # snapshot_every=0: none saved
-        seqs = {a: len(oracle.messages(a)) for a in (*Faction, None)}
-        [event] = await store.read(game.room, version - 1, count=1)
-        last = snapshots.digest(event.data)
-        right = RoomSnapshot(oracle.states[version], seqs, last)
-        cases = [
-            (b"\xc1 not msgpack", "log"),
-            (msgpack.packb({"f": snapshots.FORMAT}), "log"),  # no state, no counts
-            (msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}), "log"),
-            (snapshots.encode(replace(right, state=oracle.states[version - 1])), "log"),
-            (snapshots.encode(replace(right, seqs={None: 0})), "log"),  # no seats
-            (snapshots.encode(replace(right, last=snapshots.digest(b"other"))), "log"),
-            (snapshots.encode(right), "snapshot"),
-        ]
-        for k, (data, source) in enumerate(cases):
-            await store.redis.delete(store.keys(game.room).snapshot)
-            assert await store.save_snapshot(game.room, version, data)
-            other = start_server(snapshot_every=0)
-            spectator = await WsClient.open(other.ws_url)
-            await spectator.hello(spectate=game.room)
-            view = await spectator.expect("view")
-            assert view["seq"] == len(oracle.messages(None)), k
-            async with httpx.AsyncClient(base_url=other.url, timeout=30) as http2:
-                metrics = (await http2.get("/metrics")).text
-            loaded = (room_loads(metrics, "log"), room_loads(metrics, "snapshot"))
-            assert loaded == ((1, 0) if source == "log" else (0, 1)), k
-            await spectator.close()
+    game, oracle = await played_game(start_server(snapshot_every=0), store, commands=6, seed=5)
+    version = oracle.state.version
+    assert await store.load_snapshot(game.room) is None  # snapshot_every=0: none saved
+    seqs = {a: len(oracle.messages(a)) for a in (*Faction, None)}
+    [event] = await store.read(game.room, version - 1, count=1)
+    last = snapshots.digest(event.data)
+    right = RoomSnapshot(oracle.states[version], seqs, last)
+    cases = [
+        (b"\xc1 not msgpack", "log"),
+        (msgpack.packb({"f": snapshots.FORMAT}), "log"),  # no state, no counts
+        (msgpack.packb({"f": snapshots.FORMAT + 1, "state": b"", "seqs": [0, 0, 0]}), "log"),
+        (snapshots.encode(replace(right, state=oracle.states[version - 1])), "log"),
+        (snapshots.encode(replace(right, seqs={None: 0})), "log"),  # no seats
+        (snapshots.encode(replace(right, last=snapshots.digest(b"other"))), "log"),
+        (snapshots.encode(right), "snapshot"),
+    ]
+    for k, (data, source) in enumerate(cases):
+        await store.redis.delete(store.keys(game.room).snapshot)
+        assert await store.save_snapshot(game.room, version, data)
+        other = start_server(snapshot_every=0)
+        spectator = await WsClient.open(other.ws_url)
+        await spectator.hello(spectate=game.room)
+        view = await spectator.expect("view")
+        assert view["seq"] == len(oracle.messages(None)), k
+        async with httpx.AsyncClient(base_url=other.url, timeout=30) as http2:
+            metrics = (await http2.get("/metrics")).text
+        loaded = (room_loads(metrics, "log"), room_loads(metrics, "snapshot"))
+        assert loaded == ((1, 0) if source == "log" else (0, 1)), k
+        await spectator.close()
 
 
 @pytest.mark.parametrize("read_by", ["socket_attach", "http_log"])
@@ -181,16 +177,9 @@ async def test_game_over_waits_for_a_readable_log(
     log is whole again, the next socket to attach, or the next HTTP log, makes the room read
     it, and every socket gets ``game_over``."""
     first, second = start_server(snapshot_every=EVERY), start_server(snapshot_every=EVERY)
-    async with httpx.AsyncClient(base_url=first.url, timeout=30) as http:
-        game = await create_game(http)
-    oracle = Oracle(store, game.room)
-    for faction in Faction:
-        await seat(first.ws_url, game, faction)
-    await drive(game, oracle, random.Random(11), [], commands=12)
+    game, oracle = await played_game(first, store, commands=12)
     assert await store.load_snapshot(game.room) is not None
-    for faction in Faction:  # the second process restores the room from the snapshot
-        await game.seats[faction].close()
-        await seat(second.ws_url, game, faction)
+    await move_seats(game, second)  # the second process restores the room from the snapshot
     events = store.keys(game.room).events
     head = await store.redis.xrange(events, "-", "+", count=3)
     assert await store.redis.xtrim(events, minid=head[-1][0], approximate=False) == 2
