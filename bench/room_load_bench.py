@@ -69,7 +69,7 @@ def main() -> None:
         snap_ms, restored = best_ms(load_restored, snapshot, tail)
         assert restored.state == whole.state
         log_bytes = sum(len(s.data) for s in stored)
-        checked = len(stored[at - 1].data)  # the event at the snapshot's version (its digest)
+        checked = len(stored[at - 1].data)  # the entry at the snapshot's version (its chain)
         read_bytes = len(snapshot.data) + checked + sum(len(s.data) for s in tail)
         rows.append((len(stored), len(tail), whole_ms, snap_ms, log_bytes, read_bytes))
     if not rows:

@@ -10,6 +10,7 @@ it reads its whole log again.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 
 import httpx
@@ -24,8 +25,9 @@ from service_harness import (
     room_loads,
     seat,
 )
+from websockets.exceptions import ConnectionClosed
 
-from olympus.rules import Faction
+from olympus.rules import Faction, GameState, encode, execute, legal_actions
 from olympus.store import EventStore
 
 CHT = Faction.CHTHONIANS
@@ -35,10 +37,10 @@ async def lose_writes_after(store: EventStore, room: str, version: int) -> list[
     """Redis as restarted from an AOF missing its tail: the stream as it was at ``version``, and
     the command ids of the lost events gone with them. Returns those ids."""
     keys = store.keys(room)
-    kept = (await store.read(room, 0))[:version]
+    kept = (await store.redis.xrange(keys.events, "-", "+"))[:version]
     await store.redis.delete(keys.events)  # XDEL would keep the stream's last id
-    for event in kept:
-        await store.redis.xadd(keys.events, {"e": event.data}, id=f"{event.version}-0")
+    for entry_id, fields in kept:
+        await store.redis.xadd(keys.events, fields, id=entry_id)
     applied = await store.redis.hgetall(keys.commands)  # id -> "<first>:<last>" versions
     lost = [i for i, span in applied.items() if int(span.split(b":")[1]) > version]
     if lost:
@@ -133,3 +135,48 @@ async def test_a_snapshot_of_lost_writes_is_dropped_not_restored(
     assert (room_loads(metrics, "log"), room_loads(metrics, "snapshot")) == (1, 0)
     assert await store.load_snapshot(game.room) is None
     await spectator.close()
+
+
+def grow_back(state: GameState, events: int) -> list[bytes]:
+    """Events of another history from ``state``: one Chthonian move of exactly ``events``
+    events, or (``events`` 0) a move of 3 and the Olympians' first option after it."""
+    for action in legal_actions(state, CHT):
+        first, after = execute(state, action.command)
+        if action.command.type == "move" and len(first) == (events or 3):
+            if events:
+                return [encode(e) for e in first]
+            second, _ = execute(after, legal_actions(after, after.turn)[0].command)
+            return [encode(e) for e in first + second]
+    raise AssertionError("no such move in this position")
+
+
+@pytest.mark.parametrize("grown_back", ["same_length", "longer"])
+async def test_a_stale_process_never_appends_onto_a_history_redis_lost(
+    grown_back: str, http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    """Redis lost the liturgy the process folded, and another writer grew the room back with
+    other events: to the same length (the version the process expects: its append must name
+    its last event, and is refused) or longer (the process reads the tail: it must check that
+    the tail follows its own last event). Either way the process rebuilds the room and tells
+    its sockets to resync, and nothing is decided on the lost history."""
+    game, _ = await live_game(http, server.ws_url, store)
+    before = await store.version(game.room)
+    chthonians, olympians = game.seats[CHT], game.seats[Faction.OLYMPIANS]
+    assert (await chthonians.command("l1", {"type": "liturgy"}))["type"] == "ack"
+    await olympians.wait_for(lambda: olympians.legal() != [])  # options after the liturgy
+    stale = olympians.legal()[0]["command"]
+    await lose_writes_after(store, game.room, before)
+    truth = Oracle(store, game.room)
+    other = grow_back(await truth.sync(), 4 if grown_back == "same_length" else 0)
+    [at_loss] = await store.read(game.room, before - 1)
+    await store.append(game.room, before, other, chain=at_loss.chain)  # as a process would
+    assert (await store.version(game.room) == before + 4) is (grown_back == "same_length")
+
+    # Same length: the hint of that append names a version the process holds, so it learns
+    # only from its next append. Longer: the hint makes it read the tail (maybe before this).
+    with contextlib.suppress(ConnectionClosed):
+        await olympians.send({"type": "command", "id": "s1", "command": stale})
+    assert await olympians.wait_closed() == 4409
+    assert await chthonians.wait_closed() == 4409
+    assert not [m for m in olympians.messages if m.get("id") == "s1" and m["type"] == "ack"]
+    assert [e.data for e in await store.read(game.room, before)][: len(other)] == other

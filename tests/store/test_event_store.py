@@ -18,6 +18,7 @@ from olympus.store import (
     EmbeddedRedis,
     EventStore,
     EventsTrimmed,
+    LogDiverged,
     RoomExists,
     RoomNotFound,
     Snapshot,
@@ -25,6 +26,7 @@ from olympus.store import (
     StoredEvent,
     TrimBeyondSnapshot,
     VersionConflict,
+    chain_next,
 )
 
 
@@ -351,6 +353,37 @@ async def test_only_latest_snapshot_is_kept_and_never_ahead(
     assert await store.save_snapshot(room_id, 8, b"eight")
     assert await store.load_snapshot(room_id) == Snapshot(8, b"eight")
     assert (await store.load(room_id)).events == []
+
+
+async def test_an_append_on_another_history_of_the_same_length_is_refused(
+    store: EventStore, room_id: str
+) -> None:
+    """A writer that folded events Redis then lost, at a version the room grew back to with
+    other events (here even with the same last event), names its chain: refused
+    (``LogDiverged``), nothing written. With the room's chain the append goes through, and
+    without a chain it is not checked (entries of writers that give none)."""
+    keys = store.keys(room_id)
+    await store.create_room(room_id, b"meta")
+    await store.append(room_id, 0, [ev(1), ev(2)], chain="")
+    [_, second] = await store.read(room_id)
+    assert second.chain == chain_next(chain_next("", ev(1)), ev(2))
+    lost = [b"lost-3", b"4"]
+    await store.append(room_id, 2, lost, chain=second.chain)
+    stale = chain_next(chain_next(second.chain, lost[0]), lost[1])
+    entries = await store.redis.xrange(keys.events, "-", "+")
+    await store.redis.delete(keys.events)  # Redis comes back without events 3 and 4
+    for entry_id, fields in entries[:2]:
+        await store.redis.xadd(keys.events, fields, id=entry_id)
+    await store.append(room_id, 2, [b"other-3", b"4"], chain=second.chain)  # another writer
+
+    with pytest.raises(LogDiverged) as diverged:
+        await store.append(room_id, 4, [b"stale-5"], chain=stale)
+    assert diverged.value.version == 4
+    assert [e.data for e in await store.read(room_id, 2)] == [b"other-3", b"4"]
+    fourth = (await store.read(room_id, 3))[0]
+    assert (await store.append(room_id, 4, [b"5"], chain=fourth.chain)).version == 5
+    assert (await store.append(room_id, 5, [b"6"])).version == 6  # unchecked
+    assert [e.chain for e in await store.read(room_id, 5)] == [""]  # and none recorded
 
 
 async def test_a_snapshot_ahead_of_lost_writes_is_dropped(store: EventStore, room_id: str) -> None:

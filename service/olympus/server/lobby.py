@@ -143,7 +143,7 @@ class Lobby:
         else:
             seat = request.side
         await self.redis.hset(self.seats_key(room), seat, 1)
-        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create")
+        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
         await self.store.set_room_status(room, "open")
         return Seated(room, epoch, seat, self._token(room, seat, 1))
 

@@ -36,9 +36,16 @@ from olympus.rules import (
 )
 from olympus.rules.events import to_dict
 from olympus.rules.observation import observe_event, view
-from olympus.store import EventStore, EventsTrimmed, StoredEvent, VersionConflict
+from olympus.store import (
+    EventStore,
+    EventsTrimmed,
+    LogDiverged,
+    StoredEvent,
+    VersionConflict,
+    chain_next,
+)
 
-from . import protocol, snapshots
+from . import protocol
 from .feed import Feed
 from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
@@ -112,6 +119,9 @@ class RoomRuntime:
         # 1..base are a snapshot's (0: the whole log is here).
         self.log: list[bytes] = []
         self.base = 0
+        # ``chain_next`` over the events folded (from a snapshot's): names this history to the
+        # store, which refuses appends and shows reads that do not continue it.
+        self.chain = ""
         self.snapshot_version = 0  # the newest snapshot this process knows of (snapshots.py)
         self._finishing: asyncio.Task[None] | None = None
         self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
@@ -129,8 +139,8 @@ class RoomRuntime:
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
         self._hinted = 0  # the newest version a hint announced
-        # A (re)subscription: read the tail whatever the hints say, and check that the store is
-        # not behind the cache.
+        # A (re)subscription: read the tail whatever the hints say (maybe after a Redis restart,
+        # which may also have lost writes: every tail read checks that).
         self._resubscribed = False
         # Seat sockets owed a ``legal`` once their events are on their way (legal_queue.py).
         self._legal_due: set[Subscriber] = set()
@@ -158,12 +168,13 @@ class RoomRuntime:
         self.state = snapshot.state
         self.feeds = {a: Feed(snapshot.seqs[a]) for a in AUDIENCES}
         self.base = self.snapshot_version = snapshot.state.version
+        self.chain = snapshot.last
         self.load(tail)
 
     def snapshot(self) -> RoomSnapshot:
-        """The room now, as a snapshot; of a room that folded an event since it was loaded."""
+        """The room now, as a snapshot."""
         seqs = {a: self.feeds[a].seq for a in AUDIENCES}
-        return RoomSnapshot(self.state, seqs, snapshots.digest(self.log[-1]))
+        return RoomSnapshot(self.state, seqs, self.chain)
 
     async def complete(self) -> None:
         """Hold the whole log and every message again (a room restored from a snapshot).
@@ -180,19 +191,21 @@ class RoomRuntime:
             if not self.base:
                 return
             stored = await self.store.read(self.room_id, 0, count=self.version)
-            held = (self.state, self.log, self.base, self.feeds)
-            self.state, self.log, self.base = GameState(), [], 0
+            held = (self.state, self.log, self.base, self.feeds, self.chain)
+            self.state, self.log, self.base, self.chain = GameState(), [], 0, ""
             self.feeds = {a: Feed() for a in AUDIENCES}
             try:
                 self.load(stored)
             except BaseException:  # (no await since the swap: nobody saw the half fold)
-                self.state, self.log, self.base, self.feeds = held
+                self.state, self.log, self.base, self.feeds, self.chain = held
                 raise
-            same = self.state == held[0] and all(
-                self.feeds[a].seq == held[3][a].seq for a in AUDIENCES
+            same = (
+                self.chain == held[4]
+                and self.state == held[0]
+                and all(self.feeds[a].seq == held[3][a].seq for a in AUDIENCES)
             )
             if not same:  # put back what the sockets were sent, then rebuild and resync
-                self.state, self.log, self.base, self.feeds = held
+                self.state, self.log, self.base, self.feeds, self.chain = held
                 await self._reload()
             elif self.over:
                 self._over_due.update(self.subscribers)
@@ -216,6 +229,7 @@ class RoomRuntime:
                 if message is not None:
                     feed.append(version, message)
             self.log.append(data)
+            self.chain = chain_next(self.chain, data)
             self.state = after
             folded = True
         return folded
@@ -407,15 +421,13 @@ class RoomRuntime:
                 async with self.lock:
                     # The hint of our own append often arrives before the append's reply: by
                     # the time we hold the lock, it is folded and there is nothing to read.
-                    if self._resubscribed:  # maybe after a Redis restart, which may also
-                        self._resubscribed = False  # have lost acknowledged writes
+                    if self._resubscribed or self._hinted > self.version:
+                        resubscribed, self._resubscribed = self._resubscribed, False
                         try:
-                            await self._refresh(since)
+                            await self._read_tail(since)
                         except Exception:
-                            self._resubscribed = True  # checked at the next hint instead
+                            self._resubscribed = resubscribed  # read at the next hint instead
                             raise
-                    elif self._hinted > self.version:
-                        await self._read_tail(since)
             except Exception as error:  # the next hint or sweep reads again; never crash
                 log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
                 return
@@ -425,29 +437,33 @@ class RoomRuntime:
             await self._read_tail(time.perf_counter())
 
     async def _read_tail(self, since: float) -> bool:
+        """Fold what others appended after our version; True if the state changed.
+
+        The read starts at our own last event, which must still be the store's: if the store is
+        shorter, or holds another event there, Redis lost acknowledged writes (and the room may
+        have grown back another way), so the room is rebuilt from the store (``_reload``)
+        instead of folding new events on top of a history the log no longer has.
+        """
+        version = self.version
         try:
-            stored = await self.store.read(self.room_id, self.version)
+            stored = await self.store.read(self.room_id, max(0, version - 1))
         except EventsTrimmed:
             await self._reload()
             return True
+        if version:
+            ours = stored[0] if stored else None
+            if (
+                ours is None
+                or ours.version != version
+                or (ours.chain and ours.chain != self.chain)  # (entries of old writers: none)
+            ):
+                await self._reload()
+                return True
+            stored = stored[1:]
         if not stored:
             return False
         self._apply([(s.version, decode(s.data), s.data) for s in stored], since)
         return True
-
-    async def _refresh(self, since: float) -> bool:
-        """Make sure the state is the store's latest; True if it changed.
-
-        On a refused command and on a (re)subscription (a Redis restart reconnects pub/sub):
-        besides newer events, it checks for a store *behind* the cache (Redis lost
-        acknowledged writes), which a tail read cannot see.
-        """
-        if await self._read_tail(since):
-            return True
-        if await self.store.version(self.room_id) < self.version:
-            await self._reload()
-            return True
-        return False
 
     async def _reload(self) -> None:
         """The log is not what we folded (Redis lost events): start again from the store.
@@ -460,6 +476,7 @@ class RoomRuntime:
         await self.store.drop_snapshot_if_ahead(self.room_id)  # one of the lost history
         self.close_all(protocol.CLOSE_RESYNC, "resync")
         self.state, self.log, self.base, self.snapshot_version = GameState(), [], 0, 0
+        self.chain = ""
         self.feeds = {a: Feed() for a in AUDIENCES}
         self._legal_frames.clear()
         self._over_frames.clear()
@@ -499,7 +516,7 @@ class RoomRuntime:
                         await self._read_tail(time.perf_counter())
                         result = Submitted(done, duplicate=True)
                         break
-                    if await self._refresh(time.perf_counter()):
+                    if await self._read_tail(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
                 result = await self._append(events, command_id)
@@ -517,13 +534,19 @@ class RoomRuntime:
         encoded = [encode(e) for e in events]
         start = time.perf_counter()
         try:
-            appended = await self.store.append(self.room_id, expected, encoded, command_id)
+            appended = await self.store.append(
+                self.room_id, expected, encoded, command_id, self.chain
+            )
         except VersionConflict as conflict:
             self.metrics.conflicts.inc()
             if conflict.actual < expected:
                 await self._reload()
             else:
                 await self._read_tail(time.perf_counter())
+            return None
+        except LogDiverged:  # Redis lost writes and the room grew back: the cache is another
+            self.metrics.conflicts.inc()  # history, never to be appended to
+            await self._reload()
             return None
         finally:
             self.metrics.append_seconds.observe(time.perf_counter() - start)

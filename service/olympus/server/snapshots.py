@@ -16,7 +16,6 @@ and written by a background task; a failed write is logged and tried again at th
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -42,13 +41,9 @@ SPECTATORS = "spectators"  # the key of the neutral audience's count
 class RoomSnapshot:
     state: GameState
     seqs: dict[Faction | None, int]  # each audience's last message number (None: spectators)
-    last: bytes  # ``digest`` of the stored event at the snapshot's version: which history
-
-
-def digest(event: bytes) -> bytes:
-    """What ties a snapshot to the log it was folded from: after Redis lost writes, the room's
-    version can come back to a snapshot's with other events, and that snapshot must not be used."""
-    return hashlib.blake2b(event, digest_size=16).digest()
+    # the room's chain at the snapshot's version (``chain_next``): what ties it to the log it
+    # was folded from, for after Redis lost writes the version can come back with other events
+    last: str
 
 
 def encode(snapshot: RoomSnapshot) -> bytes:
@@ -74,8 +69,8 @@ def decode(stored: Snapshot) -> RoomSnapshot:
         or not all(type(n) is int and n >= 0 for n in seqs.values())
     ):
         raise SnapshotError(f"not a snapshot of format {FORMAT}")
-    if not isinstance(state, bytes) or not isinstance(last, bytes):
-        raise SnapshotError("the snapshot holds no state or no digest")
+    if not isinstance(state, bytes) or not isinstance(last, str):
+        raise SnapshotError("the snapshot holds no state or no chain")
     decoded = decode_state(state)
     if decoded.version != stored.version:
         raise SnapshotError(f"state at {decoded.version}, stored as {stored.version}")
@@ -92,8 +87,8 @@ async def usable(store: EventStore, room_id: str, stored: Snapshot, version: int
             f"snapshot at {stored.version}, ahead of the log ({version}), {dropped=}"
         )
     at = await store.read(room_id, stored.version - 1, count=1)
-    if not at or digest(at[0].data) != snapshot.last:
-        raise SnapshotError(f"the event at {stored.version} is not the snapshot's")
+    if not at or at[0].chain != snapshot.last:
+        raise SnapshotError(f"the log up to {stored.version} is not the snapshot's")
     return snapshot
 
 

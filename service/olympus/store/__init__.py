@@ -5,6 +5,7 @@ from olympus.store.event_store import (
     EventStore,
     EventStoreError,
     EventsTrimmed,
+    LogDiverged,
     RoomExists,
     RoomKeys,
     RoomLoad,
@@ -14,6 +15,7 @@ from olympus.store.event_store import (
     StoredEvent,
     TrimBeyondSnapshot,
     VersionConflict,
+    chain_next,
 )
 from olympus.store.redis_server import EmbeddedRedis
 
@@ -23,6 +25,7 @@ __all__ = [
     "EventStore",
     "EventStoreError",
     "EventsTrimmed",
+    "LogDiverged",
     "RoomExists",
     "RoomKeys",
     "RoomLoad",
@@ -32,4 +35,5 @@ __all__ = [
     "StoredEvent",
     "TrimBeyondSnapshot",
     "VersionConflict",
+    "chain_next",
 ]

@@ -6,6 +6,12 @@ is the stream entry with id ``<k>-0``. The version is always derived from entry 
 entry, or the stream's ``last-generated-id`` once trimmed empty), never from XLEN, so it stays
 right after old events are trimmed away behind a snapshot.
 
+Each entry also records the room's *chain* at that event (``chain_next``: SHA-1 over the
+previous chain and the event), as its writer gives it. An append may name the writer's chain at
+the expected version, and is refused if the room's last entry records another: after Redis lost
+acknowledged writes, a room can grow back to the same version with other events, and a writer
+whose cache still holds the lost ones must not append on top (readers check the same way).
+
 Every multi-step operation is a single Lua script: Redis runs a script atomically, so "check
 the expected version, then write" cannot interleave with another writer. A script error does
 *not* roll back writes done before it, so each script validates everything before its first
@@ -17,6 +23,7 @@ legal on Redis Cluster. The lobby index lives under its own tag and is updated s
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 from dataclasses import dataclass
@@ -50,8 +57,10 @@ end
 """
 
 # KEYS: meta, events, cmds.  ARGV: expected_version, command_id ('' = none), hint channel,
-# event 1..n.  Returns {code, a, b}: 0 ok {version, first}; 1 duplicate {version, first};
-# 2 conflict {actual}; 3 room not found.
+# the caller's chain at expected_version ('' = unchecked), then per event: data, its chain
+# ('' = none).  Returns {code, a, b}: 0 ok {version, first}; 1 duplicate {version, first};
+# 2 conflict {actual}; 3 room not found; 4 diverged {actual}: the version is the expected one,
+# the chain of the last event is not.
 _LUA_APPEND = (
     _LUA_VERSION
     + """
@@ -66,10 +75,24 @@ if cmd ~= '' then
 end
 local cur = stream_version(KEYS[2])
 if cur ~= tonumber(ARGV[1]) then return {2, cur, 0} end
+if ARGV[4] ~= '' and cur > 0 then
+  local at = string.format('%d-0', cur)
+  local last = redis.call('XRANGE', KEYS[2], at, at)
+  if #last > 0 then
+    local fields = last[1][2]
+    for i = 1, #fields, 2 do
+      if fields[i] == 'h' and fields[i + 1] ~= ARGV[4] then return {4, cur, 0} end
+    end
+  end
+end
 local v = cur
-for i = 4, #ARGV do
+for i = 5, #ARGV, 2 do
   v = v + 1
-  redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i])
+  if ARGV[i + 1] == '' then
+    redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i])
+  else
+    redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i], 'h', ARGV[i + 1])
+  end
 end
 if cmd ~= '' then
   redis.call('HSET', KEYS[3], cmd, string.format('%d:%d', cur + 1, v))
@@ -202,6 +225,24 @@ class VersionConflict(EventStoreError):
         self.actual = actual
 
 
+class LogDiverged(EventStoreError):
+    """The room is at the expected version, but its history is not the one the caller folded
+    (the chains differ): Redis lost writes and others appended since. Rebuild from the log;
+    never append."""
+
+    def __init__(self, room_id: str, version: int) -> None:
+        super().__init__(f"room {room_id!r}: event {version} is not the one expected")
+        self.room_id = room_id
+        self.version = version
+
+
+def chain_next(chain: str, data: bytes) -> str:
+    """The room's chain after an event: SHA-1 (hex) of the chain before it and its data, ""
+    before the first event. Equal chains at a version mean equal histories up to it, so a
+    writer or reader that names its chain cannot continue a log that forked from its own."""
+    return hashlib.sha1(chain.encode() + data).hexdigest()
+
+
 class EventsTrimmed(EventStoreError):
     """The requested events were trimmed away; start from the snapshot (``load``) instead."""
 
@@ -256,6 +297,7 @@ class AppendResult:
 class StoredEvent(NamedTuple):
     version: int
     data: bytes
+    chain: str = ""  # ``chain_next`` up to this event, as its writer gave it ("": not given)
 
 
 class Snapshot(NamedTuple):
@@ -296,8 +338,9 @@ def _entry_version(entry_id: bytes) -> int:
 def _to_events(entries: list[Any]) -> list[StoredEvent]:
     events = []
     for entry_id, fields in entries:
-        data = dict(zip(fields[::2], fields[1::2], strict=True))[b"e"]
-        events.append(StoredEvent(_entry_version(entry_id), data))
+        values = dict(zip(fields[::2], fields[1::2], strict=True))
+        chain = values.get(b"h", b"").decode()
+        events.append(StoredEvent(_entry_version(entry_id), values[b"e"], chain))
     return events
 
 
@@ -391,12 +434,18 @@ class EventStore:
         expected_version: int,
         events: list[bytes],
         command_id: str | None = None,
+        chain: str | None = None,
     ) -> AppendResult:
-        """Append ``events`` atomically iff the room is at ``expected_version``.
+        """Append ``events`` atomically iff the room is at ``expected_version``, and (given
+        ``chain``, the caller's ``chain_next`` chain at ``expected_version``: "" at 0) iff the
+        room's history is the caller's; each new entry then records its own chain.
 
         Order of checks in the script: room exists, then command id already applied
-        (-> ``duplicate=True``, even if the room has moved on since), then version. Raises
-        ``RoomNotFound`` or ``VersionConflict``.
+        (-> ``duplicate=True``, even if the room has moved on since), then version, then the
+        chain of the last entry (entries written without one are not checked). Raises
+        ``RoomNotFound``, ``VersionConflict`` or ``LogDiverged``. Without the chain, a writer
+        whose cache still holds events Redis lost could append on top of another history that
+        happens to have the same length: a forked log.
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -407,9 +456,20 @@ class EventStore:
         if not all(isinstance(e, bytes) for e in events):
             raise TypeError("events must be bytes")
         k = self.keys(room_id)
+        pairs: list[bytes | str] = []
+        running = chain
+        for data in events:
+            running = None if running is None else chain_next(running, data)
+            pairs += [data, running or ""]
         code, a, b = await self._append(
             keys=[k.meta, k.events, k.commands],
-            args=[expected_version, command_id or "", self.hint_channel(room_id), *events],
+            args=[
+                expected_version,
+                command_id or "",
+                self.hint_channel(room_id),
+                chain or "",
+                *pairs,
+            ],
         )
         if code == 0:
             return AppendResult(version=a, first_version=b, duplicate=False)
@@ -417,6 +477,8 @@ class EventStore:
             return AppendResult(version=a, first_version=b, duplicate=True)
         if code == 2:
             raise VersionConflict(room_id, expected_version, a)
+        if code == 4:
+            raise LogDiverged(room_id, a)
         raise RoomNotFound(room_id)
 
     async def _run_read(
