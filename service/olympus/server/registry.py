@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from olympus.rules.snapshot import SnapshotError
-from olympus.store import EventStore, RoomNotFound, Snapshot
+from olympus.store import EventStore, RoomLoad, RoomNotFound
 
 from . import snapshots
 from .legal_queue import LegalQueue
@@ -84,7 +84,7 @@ class RoomRegistry:
         runtime = RoomRuntime(
             room_id, loaded.epoch, self.store, self.settings, self.metrics, self.legal_queue
         )
-        snapshot = await self._usable(room_id, loaded.snapshot, loaded.version)
+        snapshot = await self._usable(room_id, loaded)
         if snapshot is not None:
             runtime.restore(snapshot, loaded.events)
         else:
@@ -102,13 +102,11 @@ class RoomRegistry:
             raise
         return runtime
 
-    async def _usable(
-        self, room_id: str, stored: Snapshot | None, version: int
-    ) -> RoomSnapshot | None:
-        if stored is None:
+    async def _usable(self, room_id: str, loaded: RoomLoad) -> RoomSnapshot | None:
+        if loaded.snapshot is None:
             return None
         try:
-            return await snapshots.usable(self.store, room_id, stored, version)
+            return await snapshots.usable(self.store, room_id, loaded)
         except SnapshotError as error:  # a cache that does not fit: replay the log instead
             log.warning("snapshot ignored", extra={"room": room_id, "error": str(error)})
             return None

@@ -2,7 +2,9 @@
 
 Redis holds the truth; this is a cache that can be rebuilt at any time from the room's log.
 A command is decided against the cached state and appended with ``expected_version`` = the
-cached version, so a stale cache costs a retry, never a wrong event (optimistic concurrency).
+cached version and the cache's chain (store), so a stale cache costs a retry, never a wrong
+event (optimistic concurrency); a cache that holds events Redis lost costs a refusal and a
+resync.
 
 State = the fold of the room's log: of the whole log, or of the latest snapshot and the events
 after it (snapshots.py). A room loaded from a snapshot holds neither the log nor the messages
@@ -123,6 +125,7 @@ class RoomRuntime:
         # store, which refuses appends and shows reads that do not continue it.
         self.chain = ""
         self.snapshot_version = 0  # the newest snapshot this process knows of (snapshots.py)
+        self.rebuilds = 0  # times ``_reload`` found the log changed under the cache
         self._finishing: asyncio.Task[None] | None = None
         self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
         self.subscribers: set[Subscriber] = set()
@@ -139,8 +142,8 @@ class RoomRuntime:
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
         self._hinted = 0  # the newest version a hint announced
-        # A (re)subscription: read the tail whatever the hints say (maybe after a Redis restart,
-        # which may also have lost writes: every tail read checks that).
+        # A (re)subscription: read the tail whatever the hints say, and check that the store
+        # still has our last event (``_refresh``).
         self._resubscribed = False
         # Seat sockets owed a ``legal`` once their events are on their way (legal_queue.py).
         self._legal_due: set[Subscriber] = set()
@@ -421,13 +424,15 @@ class RoomRuntime:
                 async with self.lock:
                     # The hint of our own append often arrives before the append's reply: by
                     # the time we hold the lock, it is folded and there is nothing to read.
-                    if self._resubscribed or self._hinted > self.version:
-                        resubscribed, self._resubscribed = self._resubscribed, False
+                    if self._resubscribed:  # maybe after a Redis restart, which may also
+                        self._resubscribed = False  # have lost acknowledged writes
                         try:
-                            await self._read_tail(since)
+                            await self._refresh(since)
                         except Exception:
-                            self._resubscribed = resubscribed  # read at the next hint instead
+                            self._resubscribed = True  # checked at the next hint instead
                             raise
+                    elif self._hinted > self.version:
+                        await self._read_tail(since)
             except Exception as error:  # the next hint or sweep reads again; never crash
                 log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
                 return
@@ -439,31 +444,42 @@ class RoomRuntime:
     async def _read_tail(self, since: float) -> bool:
         """Fold what others appended after our version; True if the state changed.
 
-        The read starts at our own last event, which must still be the store's: if the store is
-        shorter, or holds another event there, Redis lost acknowledged writes (and the room may
-        have grown back another way), so the room is rebuilt from the store (``_reload``)
-        instead of folding new events on top of a history the log no longer has.
+        The first new entry must continue our history: its chain (entries of writers that give
+        one) is ``chain_next`` of ours. If not, Redis lost acknowledged writes and the room grew
+        back another way, so the room is rebuilt from the store (``_reload``) instead of
+        folding new events onto a history the log no longer has.
         """
-        version = self.version
         try:
-            stored = await self.store.read(self.room_id, max(0, version - 1))
+            stored = await self.store.read(self.room_id, self.version)
         except EventsTrimmed:
             await self._reload()
             return True
-        if version:
-            ours = stored[0] if stored else None
-            if (
-                ours is None
-                or ours.version != version
-                or (ours.chain and ours.chain != self.chain)  # (entries of old writers: none)
-            ):
-                await self._reload()
-                return True
-            stored = stored[1:]
         if not stored:
             return False
+        first = stored[0]
+        if first.chain and first.chain != chain_next(self.chain, first.data):
+            await self._reload()
+            return True
         self._apply([(s.version, decode(s.data), s.data) for s in stored], since)
         return True
+
+    async def _refresh(self, since: float) -> bool:
+        """``_read_tail``, and when there is nothing new, check that the store still has our
+        last event: it may be shorter than the cache, or as long with other events (Redis lost
+        writes), which a tail read cannot see. On a refused command and on a (re)subscription
+        (a Redis restart reconnects pub/sub), not on every hint: it costs a read."""
+        if await self._read_tail(since):
+            return True
+        if not self.version:
+            return False
+        try:
+            ours = await self.store.read(self.room_id, self.version - 1, count=1)
+        except EventsTrimmed:  # trimmed up to a snapshot: nothing to compare with
+            return False
+        if not ours or (ours[0].chain and ours[0].chain != self.chain):
+            await self._reload()
+            return True
+        return False
 
     async def _reload(self) -> None:
         """The log is not what we folded (Redis lost events): start again from the store.
@@ -472,6 +488,7 @@ class RoomRuntime:
         message numbers may now name other messages.
         """
         log.warning("room log changed under the cache", extra={"room": self.room_id})
+        self.rebuilds += 1
         stored = await self.store.read(self.room_id, 0)
         await self.store.drop_snapshot_if_ahead(self.room_id)  # one of the lost history
         self.close_all(protocol.CLOSE_RESYNC, "resync")
@@ -506,7 +523,13 @@ class RoomRuntime:
     async def _submit(self, command: Command, command_id: str) -> Submitted:
         result: Submitted | None = None
         async with self.lock:
+            rebuilds = self.rebuilds
             for _ in range(self.settings.append_retries):
+                if self.rebuilds != rebuilds:  # Redis lost writes the sender saw: deciding the
+                    # command again on the true position would act for them on one they never
+                    # saw. Refused; their sockets were told to resync.
+                    sentence = "The game was rebuilt from the store: look again, then decide."
+                    raise CommandRejected("resync", sentence)
                 stamped = command.model_copy(update={"at_ms": now_ms()})  # R12, like ``side``
                 try:
                     events, _ = execute(self.state, stamped)
@@ -516,7 +539,7 @@ class RoomRuntime:
                         await self._read_tail(time.perf_counter())
                         result = Submitted(done, duplicate=True)
                         break
-                    if await self._read_tail(time.perf_counter()):
+                    if await self._refresh(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
                 result = await self._append(events, command_id)

@@ -16,6 +16,7 @@ and written by a background task; a failed write is logged and tried again at th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -24,7 +25,7 @@ import msgpack
 
 from olympus.rules import Faction, GameState
 from olympus.rules.snapshot import SnapshotError, decode_state, encode_state
-from olympus.store import EventStore, Snapshot
+from olympus.store import EventStore, EventsTrimmed, RoomLoad, Snapshot, chain_next
 
 from .background import cancel
 
@@ -77,18 +78,30 @@ def decode(stored: Snapshot) -> RoomSnapshot:
     return RoomSnapshot(decoded, {audiences[key]: n for key, n in seqs.items()}, last)
 
 
-async def usable(store: EventStore, room_id: str, stored: Snapshot, version: int) -> RoomSnapshot:
-    """The snapshot, if it belongs to the room's log as it is now (``version`` events); else
-    ``SnapshotError``. Costs a read of the one event at the snapshot's version."""
-    snapshot = decode(stored)
-    if stored.version > version:  # the log lost the writes it was folded from
+async def usable(store: EventStore, room_id: str, loaded: RoomLoad) -> RoomSnapshot:
+    """The loaded snapshot, if it belongs to the room's log as it is now; else
+    ``SnapshotError``. The first event after it must continue its chain; with no event after
+    it, the entry at its version must carry it (one more read). Entries without a chain (of
+    older writers), or trimmed away, cannot be checked and are taken on trust."""
+    assert loaded.snapshot is not None
+    version = loaded.snapshot.version
+    snapshot = decode(loaded.snapshot)
+    if not snapshot.last:
+        raise SnapshotError("the snapshot names no history")
+    if version > loaded.version:  # the log lost the writes it was folded from
         dropped = await store.drop_snapshot_if_ahead(room_id)
         raise SnapshotError(
-            f"snapshot at {stored.version}, ahead of the log ({version}), {dropped=}"
+            f"snapshot at {version}, ahead of the log ({loaded.version}), {dropped=}"
         )
-    at = await store.read(room_id, stored.version - 1, count=1)
-    if not at or at[0].chain != snapshot.last:
-        raise SnapshotError(f"the log up to {stored.version} is not the snapshot's")
+    if loaded.events:
+        first = loaded.events[0]
+        if first.chain and first.chain != chain_next(snapshot.last, first.data):
+            raise SnapshotError(f"the events after {version} do not continue the snapshot's log")
+        return snapshot
+    with contextlib.suppress(EventsTrimmed):
+        [at] = await store.read(room_id, version - 1, count=1)
+        if at.chain and at.chain != snapshot.last:
+            raise SnapshotError(f"the log up to {version} is not the snapshot's")
     return snapshot
 
 

@@ -240,7 +240,7 @@ def chain_next(chain: str, data: bytes) -> str:
     """The room's chain after an event: SHA-1 (hex) of the chain before it and its data, ""
     before the first event. Equal chains at a version mean equal histories up to it, so a
     writer or reader that names its chain cannot continue a log that forked from its own."""
-    return hashlib.sha1(chain.encode() + data).hexdigest()
+    return hashlib.sha1(chain.encode() + data, usedforsecurity=False).hexdigest()
 
 
 class EventsTrimmed(EventStoreError):
@@ -453,6 +453,8 @@ class EventStore:
             raise ValueError("expected_version must be >= 0")
         if command_id == "":
             raise ValueError("command_id must be non-empty (or None)")
+        if chain == "" and expected_version > 0:
+            raise ValueError('the chain is "" only before the first event (None: unchecked)')
         if not all(isinstance(e, bytes) for e in events):
             raise TypeError("events must be bytes")
         k = self.keys(room_id)
