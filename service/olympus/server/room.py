@@ -183,12 +183,12 @@ class RoomRuntime:
         """Hold the whole log and every message again (a room restored from a snapshot).
 
         Reads the log up to the version held and folds it from the start: the same state and
-        the same numbering, so the sockets notice nothing. If the fold is not the state and the
-        numbering held, the log changed under the cache (Redis lost writes): the room is rebuilt
-        as ``_reload`` does, sockets told to resync. If the log cannot be folded (a gap, an
-        event that does not decode), the room stays as it was and the error is raised. A no-op
-        for a room already whole. A game that is over gets its ``game_over`` queued to every
-        socket, now that the whole log is there.
+        the same numbering, so the sockets notice nothing. If the fold is not the state, the
+        numbering and the chain held, the log changed under the cache (Redis lost writes): the
+        room is rebuilt as ``_reload`` does, sockets told to resync. If the log cannot be folded
+        (a gap, an event that does not decode), the room stays as it was and the error is
+        raised. A no-op for a room already whole. A game that is over gets its ``game_over``
+        queued to every socket, now that the whole log is there.
         """
         async with self.lock:
             if not self.base:
