@@ -210,26 +210,7 @@ class Connection:
                 sentence = "This seat token was revoked."
                 raise ProtocolError("token_revoked", sentence, close=protocol.CLOSE_REVOKED)
             self.generation = claim.generation
-        last_seq, feed = hello.last_seq, runtime.feeds[audience]
-        if hello.epoch == runtime.epoch and last_seq and last_seq > feed.seq:
-            # The client saw more than this process holds: a hint not heard yet (pub/sub lag,
-            # or pub/sub down after a Redis restart). Read the tail before judging the token,
-            # or a good resume token would get a fresh view instead of the missed events.
-            await runtime.catch_up()
-        elif (
-            hello.epoch == runtime.epoch
-            and last_seq is not None
-            and 0 <= last_seq < feed.base
-            and feed.seq - last_seq <= self.settings.resume_window
-        ):
-            # The room was restored from a snapshot after the client's last message: read the
-            # messages before it, so that the answer does not depend on the process reached.
-            try:
-                await runtime.complete()
-            except Exception as error:  # then a fresh view, as for any resume not possible
-                log.warning(
-                    "reading the whole log failed", extra={**self._fields(), "error": repr(error)}
-                )
+        await runtime.prepare_resume(audience, hello.last_seq, hello.epoch)
         if runtime.gone:  # dropped while we waited (its epoch changed, or its log did)
             raise ProtocolError(
                 "resync", "The room was reloaded: connect again.", close=protocol.CLOSE_RESYNC
@@ -266,13 +247,7 @@ class Connection:
             sentence = "The server could not take the command; send it again."
             raise ProtocolError("unavailable", sentence, command_id=command_id) from None
         metrics.commands.inc("duplicate" if result.duplicate else "ok")
-        if result.version < self.room.base:  # a duplicate from before the room's snapshot:
-            try:  # its number is in the messages before it
-                await self.room.complete()
-            except Exception as error:  # the snapshot's number then: the events are in by it
-                extra = {**self._fields(), "command_id": command_id, "error": repr(error)}
-                log.warning("reading the whole log failed", extra=extra)
-        seq = self.room.feeds[seat].seq_at(result.version)
+        seq = await self.room.seq_at(seat, result.version)
         self.push(self.codec.encode(protocol.ack(command_id, seq)))
 
 

@@ -345,6 +345,44 @@ class RoomRuntime:
 
     # -- sockets ----------------------------------------------------------------------------
 
+    def _resumable(self, feed: Feed, last_seq: int | None, epoch: int | None) -> bool:
+        """A resume token of this incarnation, not older than the resume window, not ahead."""
+        return (
+            epoch == self.epoch
+            and last_seq is not None
+            and 0 <= feed.seq - last_seq <= self.settings.resume_window
+        )
+
+    async def prepare_resume(
+        self, audience: Audience, last_seq: int | None, epoch: int | None
+    ) -> None:
+        """Before ``attach``: read what a resume token needs that this process does not hold,
+        so that the answer does not depend on the process a client reaches. Newer messages
+        (a hint not heard yet: pub/sub lag, or pub/sub down after a Redis restart), or the
+        messages before the snapshot the room was restored from (if that read fails, a fresh
+        view instead)."""
+        feed = self.feeds[audience]
+        if epoch == self.epoch and last_seq is not None and last_seq > feed.seq:
+            await self.catch_up()
+        elif self._resumable(feed, last_seq, epoch) and (last_seq or 0) < feed.base:
+            try:
+                await self.complete()
+            except Exception as error:
+                extra = {"room": self.room_id, "error": repr(error)}
+                log.warning("reading the whole log failed", extra=extra)
+
+    async def seq_at(self, audience: Audience, version: int) -> int:
+        """The audience's message number once events up to ``version`` are applied (an
+        ``ack``'s): exact even for a version before the room's snapshot, whose messages are
+        read first; if that read fails, the snapshot's number (the events are in by then)."""
+        if version < self.base:
+            try:
+                await self.complete()
+            except Exception as error:
+                extra = {"room": self.room_id, "error": repr(error)}
+                log.warning("reading the whole log failed", extra=extra)
+        return self.feeds[audience].seq_at(version)
+
     def attach(self, sub: Subscriber, last_seq: int | None, epoch: int | None) -> bool:
         """Queue the hello's answer and subscribe ``sub``; True when it resumed.
 
@@ -352,12 +390,7 @@ class RoomRuntime:
         between them or come twice.
         """
         feed, codec = self.feeds[sub.audience], sub.codec
-        resumed = (
-            epoch == self.epoch
-            and last_seq is not None
-            and last_seq >= feed.base  # the messages after it are held
-            and 0 <= feed.seq - last_seq <= self.settings.resume_window
-        )
+        resumed = self._resumable(feed, last_seq, epoch) and feed.base <= (last_seq or 0)
         seat = None if sub.audience is None else sub.audience.value
         sub.push(codec.encode(protocol.welcome(self.room_id, self.epoch, seat, feed.seq, resumed)))
         if resumed:
