@@ -367,10 +367,11 @@ def legal_commands(actions: list[dict[str, Any]]) -> list[Any]:
 
 
 async def live_game(
-    http: httpx.AsyncClient, ws_url: str, store: EventStore, seed: int = 1
+    http: httpx.AsyncClient, ws_url: str, store: EventStore, seed: int = 1, **options: Any
 ) -> tuple[Game, Oracle]:
-    """A game past its setup (the Chthonians to move), both seats connected from message 1."""
-    game = await create_game(http)
+    """A game past its setup (the Chthonians to move), both seats connected from message 1;
+    ``options``: the room's (``create_game``)."""
+    game = await create_game(http, **options)
     rng = random.Random(seed)
     for faction in Faction:
         await seat(ws_url, game, faction, last_seq=0, epoch=game.epoch)

@@ -10,6 +10,7 @@ it reads its whole log again.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
 import httpx
@@ -26,6 +27,7 @@ from service_harness import (
 )
 
 from olympus.rules import Faction, GameState, encode, execute, legal_actions
+from olympus.server.room import now_ms
 from olympus.store import EventStore
 
 CHT = Faction.CHTHONIANS
@@ -82,6 +84,35 @@ async def test_a_cache_ahead_of_the_store_is_rebuilt(
     assert view["turn"] == "olympians" and view["turn_number"] == 2
     for client in (again, spectator):
         await client.close()
+
+
+async def test_a_rebuilt_room_re_arms_its_clock_for_the_deadline_it_now_has(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    """R12 after a loss: the rebuilt position is an older one, whose deadline comes before the
+    one the process armed its timer for (the lost position's). The rebuild re-arms the timer,
+    so the missed turn is fired when it is due, not when the lost deadline would have been."""
+    game, _ = await live_game(http, server.ws_url, store, move_seconds=3, commit_seconds=3)
+    before = await store.version(game.room)
+    chthonians = game.seats[CHT]
+    await asyncio.sleep(1.5)  # so that the liturgy's deadline is well after the one before it
+    assert (await chthonians.command("l1", {"type": "liturgy"}))["type"] == "ack"
+    lost_due = (await Oracle(store, game.room).sync()).deadlines["olympians"]["due"]
+    await lose_writes_after(store, game.room, before)
+    truth = Oracle(store, game.room)
+    due = (await truth.sync()).deadlines["chthonians"]["due"]
+    assert lost_due - due >= 1000
+
+    assert await store.redis.client_kill_filter(_type="pubsub") >= 1  # noticed: a rebuild
+    assert await chthonians.wait_closed() == 4409
+    while not [e for e in truth.events if e.TYPE == "deadline_missed"]:
+        assert now_ms() < lost_due + 5000, "the missed turn was never fired"
+        await asyncio.sleep(0.02)
+        await truth.sync()
+    fired = now_ms()
+    [missed] = [e for e in truth.events if e.TYPE == "deadline_missed"]
+    assert (missed.faction, missed.kind) == (CHT, "move")
+    assert due <= fired < lost_due - 300, (fired - due, lost_due - due)
 
 
 async def test_a_restored_room_that_reads_its_whole_log_after_lost_writes_is_rebuilt(

@@ -94,7 +94,8 @@ class Submitted:
     duplicate: bool  # the command id had been applied before: nothing new was appended
 
 
-# Called after each applied batch (sync, cheap: timers) and after an own append (async: indexes).
+# Called after each applied batch and after a rebuild (sync, cheap: timers), and after an own
+# append (async: indexes).
 BatchListener = Callable[["RoomRuntime"], None]
 AppendListener = Callable[["RoomRuntime", bool], Awaitable[None]]
 
@@ -258,6 +259,11 @@ class RoomRuntime:
         if not own:
             self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
+        self._changed()
+
+    def _changed(self) -> None:
+        """Tell the batch listeners (the clocks, which re-arm for the new deadlines) that the
+        state changed: after a batch, and after a rebuild, whose state may be an older one."""
         for listener in self.batch_listeners:
             listener(self)
 
@@ -531,6 +537,7 @@ class RoomRuntime:
         self._legal_frames.clear()
         self._over_frames.clear()
         self.load(stored)
+        self._changed()
 
     async def applied_version(self, command_id: str) -> int | None:
         """The room version a command id ended at, if it was ever applied."""

@@ -1,0 +1,136 @@
+"""The service's own work per command, without sockets and without ``legal`` frames.
+
+``load_bench.py`` measures everything at once; this isolates the middle of it. One process
+(this one) runs the real ``Services`` on a real Redis (embedded, ``appendfsync always``, as
+``olympus serve`` runs it): rooms created and joined through the lobby, loaded through the
+registry, each with three subscribers that only count frames (spectators: no ``legal`` is ever
+computed for them). A bot then plays random legal games through ``RoomRuntime.submit``, one
+command at a time, round-robin over the rooms, and lets the event loop run the fan-out (the
+pub/sub hint of each append comes back) and the snapshotter after each.
+
+The CPU of the process over the run, minus the bot's own choosing (``legal_actions`` for both
+seats, timed apart), divided by the commands, is what deciding, appending (redis-py, the Lua
+script's arguments, the hash chain), folding, observing for three audiences, numbering and
+queueing frames costs per command. Together with ``ws_floor_bench.py`` (the sockets) and the
+``legal_actions`` figures of ``rules_bench.py`` it accounts for ``load_bench.py``'s CPU per
+command (docs/performance.md, "Where one process's limit comes from").
+
+    .venv/bin/python bench/command_path_bench.py [--rooms 50] [--commands 3000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from olympus import bots
+from olympus.server.lobby import CreateRoom
+from olympus.server.protocol import MSGPACK, Frame
+from olympus.server.room import RoomRuntime
+from olympus.server.services import Services
+from olympus.server.settings import Settings
+from olympus.store import EmbeddedRedis
+
+
+class Counting:
+    """A spectator socket that only counts what it is sent (room.py's ``Subscriber``)."""
+
+    def __init__(self) -> None:
+        self.audience = None
+        self.codec = MSGPACK
+        self.sent_seq = 0
+        self.generation = 0
+        self.frames = 0
+
+    def push(self, frame: Frame) -> None:
+        self.frames += 1
+
+    def close(self, code: int, reason: str) -> None:
+        pass
+
+
+async def run(
+    redis_url: str, prefix: str, rooms: int, commands: int, seed: int
+) -> dict[str, float]:
+    services = Services(Settings(redis_url=redis_url, prefix=prefix))
+    await services.start()
+    try:
+        rng = random.Random(seed)
+        held: list[RoomRuntime] = []
+        sockets: list[Counting] = []
+        for _ in range(rooms):
+            seated = await services.lobby.create(CreateRoom(side="olympians"))
+            await services.lobby.join(seated.room, None)
+            room = await services.registry.get(seated.room)
+            for _ in range(3):
+                socket = Counting()
+                room.attach(socket, None, None)
+                sockets.append(socket)
+            for command in bots.setup_commands(rng, room.state.options):
+                await room.submit(command, f"setup:{command.side.value}")
+            held.append(room)
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(*Settings.gc_thresholds)
+        choosing = 0.0
+        played = 0
+        frames0 = sum(s.frames for s in sockets)
+        start = time.process_time()
+        for k in range(commands):
+            room = held[k % rooms]
+            if room.over:
+                continue
+            before = time.process_time()
+            action = bots.choose(rng, room.state)
+            choosing += time.process_time() - before
+            assert action is not None
+            await room.submit(action.command, f"c{k}")
+            played += 1
+            for _ in range(3):  # the fan-out task (our own hint), the snapshotter
+                await asyncio.sleep(0)
+        await asyncio.sleep(0.1)
+        total = time.process_time() - start
+        return {
+            "commands": played,
+            "frames_per_command": (sum(s.frames for s in sockets) - frames0) / played,
+            "bot_ms_per_command": 1000 * choosing / played,
+            "service_ms_per_command": 1000 * (total - choosing) / played,
+        }
+    finally:
+        await services.stop()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rooms", type=int, default=50)
+    parser.add_argument("--commands", type=int, default=3000)
+    parser.add_argument("--runs", type=int, default=3, help="best of (the machine's speed varies)")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    import uvloop
+
+    work = Path(tempfile.mkdtemp(prefix="olympus-path-"))
+    results = []
+    with EmbeddedRedis(work / "redis", appendfsync="always") as redis:
+        for n in range(args.runs):
+            coroutine = run(redis.url, f"path{n}", args.rooms, args.commands, args.seed)
+            results.append(uvloop.run(coroutine))
+    best = min(results, key=lambda r: r["service_ms_per_command"])
+    report = {
+        "rooms": args.rooms,
+        "runs": [round(r["service_ms_per_command"], 3) for r in results],
+        **{k: round(v, 3) for k, v in best.items()},
+    }
+    print(json.dumps(report, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
