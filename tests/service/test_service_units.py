@@ -1,19 +1,25 @@
-"""The server's pure pieces: metrics exposition, rate limiting, feed numbering, codecs."""
+"""The server's pure pieces: metrics exposition, rate limiting, feed numbering, codecs, the
+legal queue, and the clocks' timers."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 
 import pytest
 from service_harness import split_frame
 
+from olympus import bots
+from olympus.rules import Options, create, execute, replay
 from olympus.server import Settings, background
+from olympus.server.clocks import Clocks
 from olympus.server.feed import Feed
 from olympus.server.legal_queue import LegalQueue
-from olympus.server.metrics import Counter, Histogram, Registry
+from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
+from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.services import Services
 
 
@@ -213,3 +219,32 @@ def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.Monke
     monkeypatch.delenv("OLYMPUS_OVERLOAD_SECONDS")
     default = Settings(redis_url="redis://x").overload_seconds
     assert Settings.from_env(redis_url="redis://x").overload_seconds == default
+
+
+async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone() -> None:
+    """R12: a runtime evicted while a submit on it was under way may still be rebuilt (and
+    re-armed) when that submit learns the log changed; the room's newer runtime keeps its
+    timer. Its own timer is cancelled."""
+    options = Options(move_seconds=30, commit_seconds=30)
+    state = replay(create(options, token_seed=1))
+    for command in bots.setup_commands(random.Random(1), options):
+        _, state = execute(state, command.model_copy(update={"at_ms": now_ms()}))
+    settings = Settings(redis_url="redis://unused")
+    clocks = Clocks(None, None, settings, ServiceMetrics())  # type: ignore[arg-type]
+    old, new = (
+        RoomRuntime("r", 1, None, settings, ServiceMetrics(), LegalQueue())  # type: ignore[arg-type]
+        for _ in range(2)
+    )
+    old.state = new.state = state
+    clocks.arm(old)
+    [(_, old_timer)] = clocks._timers.values()
+    old.gone = True  # evicted: the registry's hook disarms it
+    clocks.disarm(old)
+    assert old_timer.cancelled()
+    clocks.arm(new)
+    [(held, timer)] = clocks._timers.values()
+    clocks.arm(old)  # the old runtime rebuilt after its eviction
+    clocks.disarm(old)
+    assert held is new and clocks._timers["r"] == (new, timer) and not timer.cancelled()
+    await clocks.stop()
+    assert timer.cancelled()

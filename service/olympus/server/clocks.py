@@ -60,7 +60,7 @@ class Clocks:
         self.settings = settings
         self.metrics = metrics
         self.index_key = f"{settings.prefix}:{{rooms}}:deadlines"
-        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._timers: dict[str, tuple[RoomRuntime, asyncio.TimerHandle]] = {}  # by room id
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
 
@@ -68,7 +68,7 @@ class Clocks:
         self._sweeper = asyncio.get_running_loop().create_task(self._sweep_loop())
 
     async def stop(self) -> None:
-        for handle in self._timers.values():
+        for _, handle in self._timers.values():
             handle.cancel()
         self._timers.clear()
         await cancel(*self._tasks, self._sweeper)
@@ -78,6 +78,7 @@ class Clocks:
     async def on_load(self, runtime: RoomRuntime) -> None:
         runtime.batch_listeners.append(self.arm)
         runtime.append_listeners.append(self._after_append)
+        runtime.rebuild_listeners.append(self._after_rebuild)
         self.arm(runtime)
         if has_clocks(runtime.state):
             await self.index(runtime)  # repairs an entry lost to a crash after an append
@@ -89,6 +90,17 @@ class Clocks:
         if has_clocks(runtime.state):
             await self.index(runtime)
 
+    async def _after_rebuild(self, runtime: RoomRuntime) -> None:
+        """Redis lost writes and the room was rebuilt from an older position: its deadline
+        comes before the lost one that the timer and the index hold. Both are set again, or
+        a missed turn would be fired when the lost position's deadline passes."""
+        self.arm(runtime)
+        if has_clocks(runtime.state):
+            try:
+                await self.index(runtime)
+            except Exception as error:  # written again after the next append, or swept
+                log.warning("deadline index", extra={"room": runtime.room_id, "error": repr(error)})
+
     # -- timers -----------------------------------------------------------------------------
 
     def arm(self, runtime: RoomRuntime, delay: float | None = None) -> None:
@@ -99,15 +111,23 @@ class Clocks:
         if delay is None:
             delay = max(0.0, (due + EARLY_MARGIN_MS - now_ms()) / 1000)
         loop = asyncio.get_running_loop()
-        self._timers[runtime.room_id] = loop.call_later(delay, self._spawn, runtime)
+        self._timers[runtime.room_id] = (runtime, loop.call_later(delay, self._spawn, runtime))
 
     def disarm(self, runtime: RoomRuntime) -> None:
-        handle = self._timers.pop(runtime.room_id, None)
-        if handle is not None:
+        if (handle := self._take(runtime)) is not None:
             handle.cancel()
 
+    def _take(self, runtime: RoomRuntime) -> asyncio.TimerHandle | None:
+        """Forget the runtime's timer, if the room's timer is its own: an evicted runtime (a
+        submit on it may still rebuild it) must not touch the timer of the room's newer one."""
+        held = self._timers.get(runtime.room_id)
+        if held is None or held[0] is not runtime:
+            return None
+        del self._timers[runtime.room_id]
+        return held[1]
+
     def _spawn(self, runtime: RoomRuntime) -> None:
-        self._timers.pop(runtime.room_id, None)
+        self._take(runtime)
         task = asyncio.get_running_loop().create_task(self.fire(runtime))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

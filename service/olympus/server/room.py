@@ -94,10 +94,11 @@ class Submitted:
     duplicate: bool  # the command id had been applied before: nothing new was appended
 
 
-# Called after each applied batch and after a rebuild (sync, cheap: timers), and after an own
-# append (async: indexes).
+# Called after each applied batch (sync, cheap: timers), after an own append (async: indexes),
+# and after a rebuild, whose state is an older one than the cache had (async: both).
 BatchListener = Callable[["RoomRuntime"], None]
 AppendListener = Callable[["RoomRuntime", bool], Awaitable[None]]
+RebuildListener = Callable[["RoomRuntime"], Awaitable[None]]
 
 
 class RoomRuntime:
@@ -132,6 +133,7 @@ class RoomRuntime:
         self.subscribers: set[Subscriber] = set()
         self.batch_listeners: list[BatchListener] = []
         self.append_listeners: list[AppendListener] = []
+        self.rebuild_listeners: list[RebuildListener] = []
         # Serialises this process's reads and appends of the room (others are excluded by the
         # store's expected-version check, not by this lock).
         self.lock = asyncio.Lock()
@@ -259,11 +261,6 @@ class RoomRuntime:
         if not own:
             self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
-        self._changed()
-
-    def _changed(self) -> None:
-        """Tell the batch listeners (the clocks, which re-arm for the new deadlines) that the
-        state changed: after a batch, and after a rebuild, whose state may be an older one."""
         for listener in self.batch_listeners:
             listener(self)
 
@@ -537,7 +534,8 @@ class RoomRuntime:
         self._legal_frames.clear()
         self._over_frames.clear()
         self.load(stored)
-        self._changed()
+        for listener in self.rebuild_listeners:
+            await listener(self)
 
     async def applied_version(self, command_id: str) -> int | None:
         """The room version a command id ended at, if it was ever applied."""
