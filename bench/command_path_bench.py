@@ -3,19 +3,22 @@
 ``load_bench.py`` measures everything at once; this isolates the middle of it. One process
 (this one) runs the real ``Services`` on a real Redis (embedded, ``appendfsync always``, as
 ``olympus serve`` runs it): rooms created and joined through the lobby, loaded through the
-registry, each with three subscribers that only count frames (spectators: no ``legal`` is ever
-computed for them). A bot then plays random legal games through ``RoomRuntime.submit``, one
-command at a time, round-robin over the rooms, and lets the event loop run the fan-out (the
-pub/sub hint of each append comes back) and the snapshotter after each.
+registry, each with three subscribers that only count frames: one per seat and a spectator, so
+that each audience's frames are built as for real sockets. The legal queue is stopped, so no
+``legal`` is computed for the seats. A bot then plays random legal games through
+``RoomRuntime.submit``, one command at a time, round-robin over the rooms, and lets the event
+loop run the fan-out (the pub/sub hint of each append comes back) and the snapshotter after
+each.
 
 The CPU of the process over the run, minus the bot's own choosing (``legal_actions`` for both
 seats, timed apart), divided by the commands, is what deciding, appending (redis-py, the Lua
 script's arguments, the hash chain), folding, observing for three audiences, numbering and
-queueing frames costs per command. Together with ``ws_floor_bench.py`` (the sockets) and the
-``legal_actions`` figures of ``rules_bench.py`` it accounts for ``load_bench.py``'s CPU per
-command (docs/performance.md, "Where one process's limit comes from").
+queueing frames costs per command. With ``ws_floor_bench.py`` (the sockets) and the
+``legal_actions`` figures of ``rules_bench.py`` it explains most of ``load_bench.py``'s CPU per
+command; docs/performance.md ("Where one process's limit comes from") says what is left. Not
+included: each socket's own handling (parsing the command, the ``ack``), encoding ``legal``.
 
-    .venv/bin/python bench/command_path_bench.py [--rooms 50] [--commands 3000] [--runs 3]
+    .venv/bin/python bench/command_path_bench.py [--rooms 500] [--commands 5000] [--runs 3]
 """
 
 from __future__ import annotations
@@ -25,12 +28,14 @@ import asyncio
 import gc
 import json
 import random
+import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 from olympus import bots
+from olympus.rules import Faction
 from olympus.server.lobby import CreateRoom
 from olympus.server.protocol import MSGPACK, Frame
 from olympus.server.room import RoomRuntime
@@ -40,10 +45,10 @@ from olympus.store import EmbeddedRedis
 
 
 class Counting:
-    """A spectator socket that only counts what it is sent (room.py's ``Subscriber``)."""
+    """A socket that only counts what it is sent (room.py's ``Subscriber``)."""
 
-    def __init__(self) -> None:
-        self.audience = None
+    def __init__(self, audience: Faction | None) -> None:
+        self.audience = audience
         self.codec = MSGPACK
         self.sent_seq = 0
         self.generation = 0
@@ -61,6 +66,7 @@ async def run(
 ) -> dict[str, float]:
     services = Services(Settings(redis_url=redis_url, prefix=prefix))
     await services.start()
+    await services.legal_queue.stop()  # the seats' legal frames: not this bench's part
     try:
         rng = random.Random(seed)
         held: list[RoomRuntime] = []
@@ -69,8 +75,8 @@ async def run(
             seated = await services.lobby.create(CreateRoom(side="olympians"))
             await services.lobby.join(seated.room, None)
             room = await services.registry.get(seated.room)
-            for _ in range(3):
-                socket = Counting()
+            for audience in (*Faction, None):
+                socket = Counting(audience)
                 room.attach(socket, None, None)
                 sockets.append(socket)
             for command in bots.setup_commands(rng, room.state.options):
@@ -109,8 +115,8 @@ async def run(
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rooms", type=int, default=50)
-    parser.add_argument("--commands", type=int, default=3000)
+    parser.add_argument("--rooms", type=int, default=500)
+    parser.add_argument("--commands", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=3, help="best of (the machine's speed varies)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
@@ -118,10 +124,13 @@ def main() -> int:
 
     work = Path(tempfile.mkdtemp(prefix="olympus-path-"))
     results = []
-    with EmbeddedRedis(work / "redis", appendfsync="always") as redis:
-        for n in range(args.runs):
-            coroutine = run(redis.url, f"path{n}", args.rooms, args.commands, args.seed)
-            results.append(uvloop.run(coroutine))
+    try:
+        with EmbeddedRedis(work / "redis", appendfsync="always") as redis:
+            for n in range(args.runs):
+                coroutine = run(redis.url, f"path{n}", args.rooms, args.commands, args.seed)
+                results.append(uvloop.run(coroutine))
+    finally:
+        shutil.rmtree(work)
     best = min(results, key=lambda r: r["service_ms_per_command"])
     report = {
         "rooms": args.rooms,

@@ -5,14 +5,19 @@ same machine with the same parts. A bare Starlette app on uvicorn (the same ``uv
 as ``olympus serve``: uvloop, httptools, websockets-sansio, no compression) relays the frames a
 real command produces, recorded beforehand from a random game played with the rules engine:
 the events (with the ``ack``, to the sender), the events to the opponent and to the spectator,
-and the next ``legal``, each batched into one frame per socket as the service does. The load
-generator is ``load_bench.py``'s: the same websockets client, msgpack, uvloop, 2 processes, N
-rooms × 3 sockets, closed loop (the seat sent a ``legal`` sends the next command at once).
+and the next position's ``legal`` (one, to the other seat: the service sends one to each seat
+with options, two in some combat positions), each batched into one frame per socket as the
+service does. The load generator is a minimal one on ``load_bench.py``'s parts (the websockets
+client, msgpack, uvloop, 2 processes): N rooms × 3 sockets in a closed loop, where the seat sent
+a ``legal`` sends the next command at once, and nothing is tracked.
 
 So the server does per command what ``olympus serve`` does at the socket level (one frame in,
 four out, of the same sizes), and nothing else. Its CPU per command is the floor under the
 service's; the service's own work (deciding, appending, fanning out, listing the next options)
-comes on top of it. docs/performance.md uses it to say how far one process can go.
+comes on top of it. docs/performance.md uses it to say how far one process can go. (It runs at
+thousands of commands per second where the service runs at hundreds: per-command costs of the
+socket layer do not grow with the rate, but batching in the event loop may make them a little
+lower here.)
 
     .venv/bin/python bench/ws_floor_bench.py --rooms 500
 """
@@ -21,13 +26,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import multiprocessing
 import os
 import random
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -75,7 +84,7 @@ def record(seed: int) -> Script:
         nxt = next((f for f in Faction if legal_actions(after, f)), sender.enemy)
         options = MSGPACK.encode(protocol.legal(seqs[nxt], legal_actions(after, nxt)))
         batch = MSGPACK.batch
-        script.append((batch(mine), batch(theirs or mine), batch(spectator or mine), options))
+        script.append((batch(mine), batch(theirs), batch(spectator), options))
 
     play_random_game(random.Random(seed), observe=observe)
     return script
@@ -93,6 +102,8 @@ def serve(port: int, script_file: str) -> None:
         hello = msgpack.unpackb(await ws.receive_bytes())
         room = rooms.setdefault(hello["room"], {})
         room[hello["seat"]] = ws
+        while len(room) < 3:  # the room's other sockets may still be saying hello
+            await asyncio.sleep(0.01)
         try:
             while True:
                 command = msgpack.unpackb(await ws.receive_bytes())
@@ -167,6 +178,18 @@ def generate(url: str, rooms: range, window: tuple[float, float], server: int, o
     asyncio.run(run())
 
 
+def wait_listening(port: int, server: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.poll() is not None:
+            raise RuntimeError("the floor server exited")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("the floor server did not listen")
+        time.sleep(0.1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rooms", type=int, default=500)
@@ -181,31 +204,37 @@ def main() -> int:
         return 0
     raise_fd_limit()
     script = record(args.seed)
-    script_file = Path(f"/tmp/ws-floor-{os.getpid()}.msgpack")
+    script_file = Path(tempfile.mkdtemp(prefix="ws-floor-")) / "script.msgpack"
     script_file.write_bytes(msgpack.packb(script))
     port = free_port()
-    server = subprocess.Popen([sys.executable, __file__, "--serve", str(port), str(script_file)])
+    server = None
+    procs: list[multiprocessing.process.BaseProcess] = []
     try:
-        time.sleep(2.0)
+        command = [sys.executable, __file__, "--serve", str(port), str(script_file)]
+        server = subprocess.Popen(command)
+        wait_listening(port, server)
         start = time.monotonic() + args.warmup
         window = (start, start + args.seconds)
         ctx = multiprocessing.get_context("spawn")
-        pipes, procs = [], []
+        pipes = []
         for w in range(args.workers):
             parent, child = ctx.Pipe()
             mine = range(w, args.rooms, args.workers)
             url = f"ws://127.0.0.1:{port}/ws"
             proc = ctx.Process(target=generate, args=(url, mine, window, server.pid, child))
             proc.start()
+            child.close()  # so that a worker that dies is an EOFError here, not a hang
             pipes.append(parent)
             procs.append(proc)
         results = [pipe.recv() for pipe in pipes]
+    finally:
         for proc in procs:
             proc.terminate()
-    finally:
-        server.terminate()
-        server.wait()
-        script_file.unlink()
+            proc.join()
+        if server is not None:
+            server.terminate()
+            server.wait()
+        shutil.rmtree(script_file.parent)
     commands = sum(r[0] for r in results)
     sizes = [sum(len(f) for f in frames) for frames in script]
     report = {
