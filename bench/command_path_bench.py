@@ -34,6 +34,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import uvloop
+
 from olympus import bots
 from olympus.rules import Faction
 from olympus.server.lobby import CreateRoom
@@ -120,8 +122,6 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3, help="best of (the machine's speed varies)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
-    import uvloop
-
     work = Path(tempfile.mkdtemp(prefix="olympus-path-"))
     results = []
     try:

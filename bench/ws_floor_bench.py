@@ -43,6 +43,7 @@ from typing import Any
 
 import msgpack
 import uvicorn
+import uvloop
 from load_bench import cpu_ticks, free_port, raise_fd_limit
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -157,8 +158,6 @@ async def play(url: str, name: str, counter: list[int], stop: float) -> None:
 
 
 def generate(url: str, rooms: range, window: tuple[float, float], server: int, out: Any) -> None:
-    import uvloop
-
     uvloop.install()
     gc.collect()
     gc.freeze()
