@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 
 import pytest
 from service_harness import split_frame
@@ -43,9 +42,10 @@ def test_prometheus_text_format() -> None:
 
 
 def test_token_bucket_allows_bursts_and_refills() -> None:
-    bucket = TokenBucket(rate=50.0, burst=5)
+    now = [100.0]
+    bucket = TokenBucket(rate=50.0, burst=5, clock=lambda: now[0])
     assert [bucket.take() for _ in range(6)] == [True] * 5 + [False]
-    time.sleep(0.05)  # 2.5 tokens come back
+    now[0] += 0.05  # 2.5 tokens come back
     assert [bucket.take() for _ in range(3)] == [True, True, False]
 
 

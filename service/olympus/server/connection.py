@@ -164,7 +164,12 @@ class Connection:
         if not self.bucket.take():
             self.strikes += 1
             close = protocol.CLOSE_FLOOD if self.strikes >= self.settings.rate_strikes else None
-            raise ProtocolError("rate_limited", "Too many messages: slow down.", close=close)
+            raise ProtocolError(
+                "rate_limited",
+                "Too many messages: slow down.",
+                command_id=self._refused_id(frame),
+                close=close,
+            )
         self.strikes = 0
         if frame is None:
             raise ProtocolError("bad_frame", "Empty frame.")
@@ -182,6 +187,17 @@ class Connection:
             self.push(self.codec.encode(protocol.pong()))
         else:
             raise ProtocolError("unknown_type", f"Unknown message type {kind[:40]!r}.")
+
+    def _refused_id(self, frame: Frame | None) -> str | None:
+        """The id of a refused command frame, so that the client knows what to send again;
+        None for anything else (a frame too large or malformed is not read for it)."""
+        if frame is None or len(frame) > self.settings.max_frame_bytes:
+            return None
+        try:
+            message = self.codec.decode(frame)
+            return protocol.command_id(message) if message.get("type") == "command" else None
+        except (ProtocolError, AttributeError):
+            return None
 
     async def _hello(self, hello: protocol.Hello) -> None:
         if self.room is not None:

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 
 class TokenBucket:
-    """``rate`` frames per second on average, up to ``burst`` at once."""
+    """``rate`` frames per second on average, up to ``burst`` at once.
 
-    __slots__ = ("burst", "rate", "stamp", "tokens")
+    ``clock`` is injectable so that the refill can be tested without racing the machine's
+    speed (a test that sleeps cannot know how long it really slept).
+    """
 
-    def __init__(self, rate: float, burst: int) -> None:
+    __slots__ = ("burst", "clock", "rate", "stamp", "tokens")
+
+    def __init__(
+        self, rate: float, burst: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.rate = rate
         self.burst = float(burst)
         self.tokens = float(burst)
-        self.stamp = time.monotonic()
+        self.clock = clock
+        self.stamp = clock()
 
     def take(self) -> bool:
-        now = time.monotonic()
+        now = self.clock()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1.0:
