@@ -85,6 +85,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--jitter", type=float, default=0.25, help="open loop: ± fraction (0.25)")
     p.add_argument("--spectators", action="store_true", help="a spectator socket per room")
     p.add_argument("--workers", type=int, default=2, help="load-generator processes (2)")
+    p.add_argument(
+        "--workers-server",
+        type=int,
+        default=1,
+        help="olympus serve --workers: server processes on the port (1); CPU is their sum",
+    )
     p.add_argument("--max-game-commands", type=int, default=400, help="abandon longer games")
     p.add_argument("--redis-url", default=None, help="use this Redis (default: embedded)")
     p.add_argument(
@@ -182,6 +188,7 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
         self.bench_redis: Any = None  # an EmbeddedRedis of the bench's own (everysec)
         self.redis_pid: int | None = None
+        self.worker_pids: list[int] = []
 
     @property
     def url(self) -> str:
@@ -196,11 +203,14 @@ class Server:
             redis_url = self.bench_redis.url
             self.redis_pid = self.bench_redis.pid
         command = [sys.executable, "-m", "olympus.cli", "serve", "--host", "127.0.0.1"]
+        command += ["--workers", str(self.args.workers_server)]
         command += ["--port", str(self.port), "--data-dir", str(self.work / "data")]
         if redis_url:
             command += ["--redis-url", redis_url]
         env = {k: v for k, v in os.environ.items() if k not in ("REDIS_URL", "OLYMPUS_PREFIX")}
         env["OLYMPUS_PREFIX"] = f"bench-{os.getpid()}"
+        # A seat of a small closed-loop run acts faster than a person: measure, do not limit.
+        env["OLYMPUS_RATE_PER_SECOND"] = "1e9"
         with open(self.work / "server.log", "ab") as log:
             self.proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
@@ -217,14 +227,17 @@ class Server:
             if time.monotonic() > deadline:
                 raise TimeoutError("server did not become healthy")
             time.sleep(0.1)
-        if self.redis_pid is None and not self.args.redis_url:
-            kids = children(self.proc.pid)  # the embedded redis-server of olympus serve
-            self.redis_pid = kids[0] if kids else None
+        kids = children(self.proc.pid)  # its embedded redis-server, its workers (if several)
+        redis = [k for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "redis-server"]
+        if self.redis_pid is None and redis:
+            self.redis_pid = redis[0]
+        self.worker_pids = [k for k in kids if k not in redis]
 
-    def pids(self) -> dict[str, int]:
-        found = {"server": self.proc.pid} if self.proc else {}
+    def pids(self) -> dict[str, list[int]]:
+        """The processes whose CPU is measured: the server's (all workers) and Redis'."""
+        found = {"server": [self.proc.pid, *self.worker_pids]} if self.proc else {}
         if self.redis_pid:
-            found["redis"] = self.redis_pid
+            found["redis"] = [self.redis_pid]
         return found
 
     def stop(self) -> None:
@@ -661,7 +674,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         time.sleep(1.0)
         pids = {} if args.url else server.pids()
-        rss_before = {k: rss_kb(p) for k, p in pids.items()}
+        rss_before = {k: sum(map(rss_kb, p)) for k, p in pids.items()}
         ctx = multiprocessing.get_context("spawn")
         pipes, procs = [], []
         for w in range(args.workers):
@@ -686,19 +699,19 @@ def main(argv: list[str] | None = None) -> int:
             spy = subprocess.Popen(
                 [
                     str(exe if exe.exists() else "py-spy"),
-                    *("record", "-p", str(pids["server"]), "-d", str(int(args.seconds))),
+                    *("record", "-p", str(pids["server"][-1]), "-d", str(int(args.seconds))),
                     *("-r", "100", "-f", "raw", "--nonblocking", "-o", args.profile),
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
         metrics0 = scrape(url)
-        cpu0 = {k: cpu_ticks(p) for k, p in pids.items()}
+        cpu0 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         time.sleep(max(0.0, end - time.monotonic()))
-        cpu1 = {k: cpu_ticks(p) for k, p in pids.items()}
+        cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
-        rss_after = {k: rss_kb(p) for k, p in pids.items()}
+        rss_after = {k: sum(map(rss_kb, p)) for k, p in pids.items()}
         metrics1 = scrape(url)
         health = {}
         if not args.url:
@@ -738,16 +751,29 @@ def main(argv: list[str] | None = None) -> int:
     seconds = args.seconds
     cpu = {k: (cpu1[k] - cpu0[k]) / CLK_TCK / seconds * 100 for k in cpu0}
     gen_cpu = sum(gen1[w] - gen0[w] for w in gen0) / CLK_TCK / seconds * 100
+    rate = stats.acked / seconds
+    # The headline figures under stable keys (bench/README.md): what docs and CI compare.
+    headline = {
+        "commands_per_s": round(rate, 1),
+        "server_cpu_us_per_command": (
+            round(cpu["server"] * 1e4 / rate, 1) if rate and "server" in cpu else None
+        ),
+        "p50_ms": round(percentile(ms, 50), 2),
+        "p99_ms": round(percentile(ms, 99), 2),
+        "next_legal_p50_ms": round(percentile(legal_ms, 50), 2),
+        "next_legal_p99_ms": round(percentile(legal_ms, 99), 2),
+    }
     out = {
+        **headline,
         "mode": args.mode,
         "rooms": args.rooms,
         "spectators": args.spectators,
         "sockets": sockets,
         "workers": args.workers,
+        "workers_server": args.workers_server,
         "appendfsync": "external" if args.redis_url else args.appendfsync,
         "seconds": seconds,
         "setup_seconds": round(setup_s, 1),
-        "commands_per_second": round(stats.acked / seconds, 1),
         "offered_per_second": (
             round(args.rooms / args.interval, 1) if args.mode == "open" else "as fast as acked"
         ),
@@ -764,11 +790,6 @@ def main(argv: list[str] | None = None) -> int:
             **{f"p{q}": round(percentile(legal_ms, q), 2) for q in (50, 95, 99)},
         },
         "cpu_percent": {k: round(v, 1) for k, v in cpu.items()},
-        "server_cpu_ms_per_command": (
-            round(cpu["server"] * 10 / (stats.acked / seconds), 2)
-            if stats.acked and "server" in cpu
-            else None
-        ),
         "load_generator_cpu_percent": round(gen_cpu, 1),
         "rss_mb": {k: round(v / 1024, 1) for k, v in rss_after.items()},
         "rss_growth_kb_per_room": {
@@ -797,13 +818,10 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(out, indent=2))
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
-    targets = {"closed": (2000, 150.0), "open": (None, 30.0)}[args.mode]
-    rate, p99 = targets
+    target_rate, p99 = {"closed": (2000, 150.0), "open": (None, 30.0)}[args.mode]
     verdicts = []
-    if rate is not None:
-        verdicts.append(
-            f"≥ {rate} commands/s: {'met' if stats.acked / seconds >= rate else 'MISSED'}"
-        )
+    if target_rate is not None:
+        verdicts.append(f"≥ {target_rate} commands/s: {'met' if rate >= target_rate else 'MISSED'}")
     verdicts.append(f"p99 < {p99:.0f} ms: {'met' if ms and percentile(ms, 99) < p99 else 'MISSED'}")
     print("targets (500 rooms closed / 2,000 rooms open):", "; ".join(verdicts))
     return 0

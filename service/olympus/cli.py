@@ -25,6 +25,17 @@ def parser() -> argparse.ArgumentParser:
         help="Redis to use (default $REDIS_URL; none: an embedded Redis in the data dir)",
     )
     serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="server processes on the port (default: the number of cores); 1: this process",
+    )
+    serve.add_argument(
+        "--reuse-port",
+        action="store_true",
+        help="listen with SO_REUSEPORT (set by --workers for its processes)",
+    )
     return top
 
 

@@ -46,9 +46,16 @@ class ServerProcess(Loopback):
     """One ``olympus serve`` OS process (its own session and process group)."""
 
     def __init__(
-        self, name: str, redis_url: str, prefix: str, work_dir: Path, port: int | None = None
+        self,
+        name: str,
+        redis_url: str,
+        prefix: str,
+        work_dir: Path,
+        port: int | None = None,
+        workers: int = 1,
     ) -> None:
         self.name = name
+        self.workers = workers
         self.redis_url = redis_url
         self.prefix = prefix
         self.work_dir = work_dir
@@ -82,6 +89,8 @@ class ServerProcess(Loopback):
             "-m",
             "olympus.cli",
             "serve",
+            "--workers",
+            str(self.workers),  # 1 unless a test is about workers: tests kill them one by one
             "--host",
             "127.0.0.1",
             "--port",

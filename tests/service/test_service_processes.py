@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import signal
 import uuid
@@ -461,3 +462,84 @@ async def test_a_retried_command_after_a_lost_reply_applies_once(cluster: Cluste
         check_stream(player, oracle, faction)
         check_refusals(player)
     await check_commands(cluster, oracle, players)
+
+
+# -- olympus serve --workers N ----------------------------------------------------------------
+
+
+async def answering_pids(process: ServerProcess, want: int, attempts: int = 400) -> set[int]:
+    """The pids that answer ``/healthz`` on the port, over fresh connections, until ``want``
+    distinct ones did (SO_REUSEPORT spreads connections by their source port)."""
+    seen: set[int] = set()
+    for _ in range(attempts):
+        async with httpx.AsyncClient(timeout=10) as http:  # a new connection each time
+            reply = await http.get(f"{process.url}/healthz")
+        if reply.status_code == 200:
+            seen.add(reply.json()["pid"])
+        if len(seen) >= want:
+            break
+    return seen
+
+
+def worker_pids(supervisor: int) -> set[int]:
+    """Live python children of the supervisor (its workers)."""
+    found = set()
+    for task in Path(f"/proc/{supervisor}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found |= {int(c) for c in (task / "children").read_text().split()}
+    return {pid for pid in found if alive(pid)}
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+async def test_workers_share_the_port_restart_and_die_with_their_supervisor(
+    cluster: Cluster,
+) -> None:
+    server = ServerProcess("w", cluster.redis_url, cluster.prefix, cluster.work_dir, workers=2)
+    cluster.processes.append(server.spawn())
+    await server.wait_healthy()
+    workers = worker_pids(server.pid)
+    assert len(workers) == 2
+    assert await answering_pids(server, 2) == workers  # both serve the one port
+
+    # A game whose sockets land on either worker, as a load balancer would spread them.
+    game = await new_game(server)
+    seats = await cluster.seats(game, {OLY: [server.ws_url], CHT: [server.ws_url]})
+    spectator = await cluster.player("spec", game.room, game.epoch, [server.ws_url])
+    await setups(seats)
+    players = [*seats.values(), spectator]
+    await play_to_the_end(cluster, players)
+    oracle = Oracle(cluster.store, game.room)
+    await oracle.sync()
+    for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT]), (None, spectator)):
+        check_stream(player, oracle, audience)
+
+    # A crashed worker is started again; the other one went on serving.
+    crashed = min(workers)
+    os.kill(crashed, signal.SIGKILL)
+    await wait_until(lambda: len(worker_pids(server.pid) - {crashed}) == 2, 30, "a new worker")
+    renewed = worker_pids(server.pid)
+    await server.wait_healthy()
+    assert await answering_pids(server, 2) == renewed
+
+    # kill -9 of the supervisor alone: its workers do not serve on without it.
+    os.kill(server.pid, signal.SIGKILL)
+    server.proc.wait(10)
+    await wait_until(lambda: not any(alive(pid) for pid in renewed), 30, "the workers' exit")
+
+
+async def test_a_stopped_supervisor_drains_its_workers(cluster: Cluster) -> None:
+    server = ServerProcess("w", cluster.redis_url, cluster.prefix, cluster.work_dir, workers=2)
+    cluster.processes.append(server.spawn())
+    await server.wait_healthy()
+    workers = worker_pids(server.pid)
+    os.kill(server.pid, signal.SIGTERM)  # the supervisor only: it passes the stop on
+    assert server.proc.wait(40) == 0
+    assert not any(alive(pid) for pid in workers)

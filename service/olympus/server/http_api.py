@@ -6,6 +6,7 @@ Errors are ``{"code", "sentence"}`` with a fitting status, like the websocket's 
 from __future__ import annotations
 
 import asyncio
+import os
 import functools
 import json
 import math
@@ -206,6 +207,7 @@ async def healthz(request: Request) -> Response:
         return JSONResponse({"status": "unavailable", "redis": repr(error)}, status_code=503)
     body = {
         "status": "ok" if services.fanout.connected else "unavailable",
+        "pid": os.getpid(),  # which process answered (olympus serve --workers N)
         "pubsub": services.fanout.connected,
         "rooms": len(services.rooms),
         "connections": len(services.connections),

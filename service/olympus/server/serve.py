@@ -2,7 +2,8 @@
 
 Without ``--redis-url``/REDIS_URL the service starts its own redis-server in the data dir with
 ``appendfsync always`` (docs/operations.md: an acknowledged command survives a kill -9 of
-either process), and stops it after uvicorn has shut down.
+either process), and stops it after uvicorn has shut down. With ``--workers N`` (N > 1) this
+process supervises N worker processes on the same port and Redis (workers.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import contextlib
 import gc
 import logging
 import signal
+import sys
 from pathlib import Path
 from types import FrameType
 
@@ -22,6 +24,7 @@ from olympus.store import EmbeddedRedis
 from . import logs
 from .app import create_app
 from .settings import Settings
+from .workers import Supervisor, listening_socket
 
 log = logging.getLogger("olympus.server")
 
@@ -64,17 +67,19 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 def cli_serve(args: argparse.Namespace) -> int:
     logs.configure()
+    if args.workers < 1:
+        raise SystemExit("olympus serve: --workers must be at least 1")
     # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal to the handler
     # it found installed. The default one would kill the process before the ExitStack below
     # stops the embedded redis-server (which runs in its own session and would be orphaned).
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop)
     with contextlib.suppress(_Stopped):
-        _serve(args)
+        return _serve(args)
     return 0
 
 
-def _serve(args: argparse.Namespace) -> None:
+def _serve(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         redis_url = args.redis_url
         if not redis_url:
@@ -82,7 +87,23 @@ def _serve(args: argparse.Namespace) -> None:
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
             redis_url = embedded.url
             log.info("embedded redis started in %s", data_dir)
+        if args.workers > 1:
+            return _supervise(args, redis_url)
         settings = Settings.from_env(redis_url=redis_url)
         app = create_app(settings)
         tune_gc(settings)
-        uvicorn.Server(uvicorn_config(app, settings, args.host, args.port)).run()
+        server = uvicorn.Server(uvicorn_config(app, settings, args.host, args.port))
+        sockets = [listening_socket(args.host, args.port)] if args.reuse_port else None
+        server.run(sockets=sockets)
+        return 0
+
+
+def _supervise(args: argparse.Namespace, redis_url: str) -> int:
+    """Run ``args.workers`` worker processes on the port; return when they have all stopped."""
+    argv = [sys.executable, "-m", "olympus.cli", "serve", "--workers", "1", "--reuse-port"]
+    argv += ["--host", args.host, "--port", str(args.port), "--redis-url", redis_url]
+    supervisor = Supervisor(argv, args.workers)
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda signum, frame: supervisor.stop(signum))
+    log.info("%d workers on %s:%d", args.workers, args.host, args.port)
+    return supervisor.run()
