@@ -28,8 +28,9 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--workers",
         type=int,
-        default=os.cpu_count() or 1,
-        help="server processes on the port (default: the number of cores); 1: this process",
+        default=len(os.sched_getaffinity(0)),
+        help="server processes on the port (default: the cores this process may run on);"
+        " 1: this process serves alone",
     )
     serve.add_argument(
         "--reuse-port",
