@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import NamedTuple
 
 from . import events as ev
 from .board import BOARD
@@ -132,31 +132,29 @@ def sees_commitment(state: GameState, faction: Faction) -> bool:
 
 def commitment_honor(state: GameState, faction: Faction, commitment: Commitment) -> int:
     """The Honor a commitment costs when revealed (a positive number of points)."""
-    return commitment_pricer(state, faction)(commitment.maneuver, commitment.energy)
+    return commitment_prices(state, faction).honor(commitment.maneuver, commitment.energy)
 
 
-def commitment_pricer(state: GameState, faction: Faction) -> Callable[[Maneuver, int], int]:
-    """``commitment_honor`` of ``faction`` in ``state`` as a function of the maneuver and the
-    Energy, for pricing many commitments (``legal_actions`` prices every maneuver and amount):
-    the side's units and each penalty are worked out once."""
+class CommitmentPrices(NamedTuple):
+    """What any commitment of a side costs in Honor in one state (R8), after the powers: the
+    penalty of an all-out maneuver and that of Energy beyond the free amount. A value, so that
+    ``legal_actions`` can price every maneuver and amount from it, and recognise a combat
+    position whose commitments it has listed before."""
+
+    all_out: int
+    energy: int
+
+    def honor(self, maneuver: Maneuver, energy: int) -> int:
+        return (self.all_out if maneuver in ALL_OUT else 0) + (
+            self.energy if energy > FREE_ENERGY else 0
+        )
+
+
+def commitment_prices(state: GameState, faction: Faction) -> CommitmentPrices:
     action = Action(faction, tuple(combatants(state, faction)), "combat")
-    penalties: dict[tuple[str, int], int] = {}
-
-    def charged(reason: str, points: int) -> int:
-        key = (reason, points)
-        if key not in penalties:
-            penalties[key] = penalty(state, action, reason, points)
-        return penalties[key]
-
-    def honor(maneuver: Maneuver, energy: int) -> int:
-        points = 0
-        if maneuver in ALL_OUT:
-            points += charged("all_out", ALL_OUT_HONOR)
-        if energy > FREE_ENERGY:
-            points += charged("energy", 1)
-        return points
-
-    return honor
+    return CommitmentPrices(
+        penalty(state, action, "all_out", ALL_OUT_HONOR), penalty(state, action, "energy", 1)
+    )
 
 
 def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:

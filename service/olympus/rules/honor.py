@@ -15,10 +15,24 @@ def penalty(state: GameState, action: Action, reason: str, points: int) -> int:
     return max(points, 0)
 
 
-def direction(faction: Faction, origin: int, destination: int) -> int:
-    """+1 forward, -1 backward, 0 sideways (same level, only by flying)."""
+def _direction(faction: Faction, origin: int, destination: int) -> int:
     rise = BOARD.level(destination) - BOARD.level(origin)
     return (rise > 0) - (rise < 0) if faction is Faction.CHTHONIANS else (rise < 0) - (rise > 0)
+
+
+# Every (faction, origin, destination) worked out once: each candidate move asks it.
+_DIRECTIONS = {
+    faction: tuple(
+        tuple(_direction(faction, a, b) for b in range(len(BOARD.regions)))
+        for a in range(len(BOARD.regions))
+    )
+    for faction in Faction
+}
+
+
+def direction(faction: Faction, origin: int, destination: int) -> int:
+    """+1 forward, -1 backward, 0 sideways (same level, only by flying)."""
+    return _DIRECTIONS[faction][origin][destination]
 
 
 def move_honor(state: GameState, move: MoveContext) -> tuple[int, str]:

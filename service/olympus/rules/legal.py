@@ -7,7 +7,7 @@ draws one.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -34,14 +34,17 @@ class LegalAction:
     Moves and commitments (dozens per position, listed after every command) are listed by their
     ``wire`` alone; the pydantic ``command`` is built from it only when asked for (the bots ask
     for the one they play, tests for all), because validating every listed command cost more
-    than judging it. Equality, hashing and repr are those of (command, honor, energy).
+    than judging it. A move's ``wire`` itself is built on first use from a tuple of its fields
+    (``moving``): a bot or a playout reads the costs of every action and the form of one.
+    Equality, hashing and repr are those of (command, honor, energy).
     """
 
-    __slots__ = ("_command", "_given", "_kind", "_side", "_wire", "energy", "honor")
+    __slots__ = ("_command", "_given", "_kind", "_move", "_side", "_wire", "energy", "honor")
 
     def __init__(self, command: cmd.Command, honor: int = 0, energy: int = 0) -> None:
         self._command: cmd.Command | None = command
         self._wire: dict[str, Any] | None = None
+        self._move: MoveFields | None = None
         self._kind: type[cmd.Command] = type(command)
         self._side = command.side
         self._given: tuple[str, ...] = ()
@@ -63,9 +66,24 @@ class LegalAction:
         action = cls.__new__(cls)
         action._command = None
         action._wire = wire
+        action._move = None
         action._kind = kind
         action._side = side
         action._given = given
+        action.honor = honor
+        action.energy = energy
+        return action
+
+    @classmethod
+    def moving(cls, side: Faction, move: MoveFields, honor: int, energy: int) -> LegalAction:
+        """The listed ``cmd.Move`` of ``move``'s fields, its ``wire`` built on first use."""
+        action = cls.__new__(cls)
+        action._command = None
+        action._wire = None
+        action._move = move
+        action._kind = cmd.Move
+        action._side = side
+        action._given = _WALK_GIVEN if move[5] else _MOVE_GIVEN
         action.honor = honor
         action.energy = energy
         return action
@@ -74,8 +92,7 @@ class LegalAction:
     def command(self) -> cmd.Command:
         command = self._command
         if command is None:
-            wire = self._wire
-            assert wire is not None
+            wire = self.wire
             fields = {name: wire[name] for name in self._given}
             command = self._command = self._kind(side=self._side, **fields)
         return command
@@ -84,7 +101,21 @@ class LegalAction:
     def wire(self) -> dict[str, Any]:
         wire = self._wire
         if wire is None:
-            wire = self._wire = self.command.model_dump(mode="json", exclude=cmd.SERVICE_FIELDS)
+            move = self._move
+            if move is not None:
+                units, to, fly, reveal, use_power, steps = move
+                wire = {
+                    "type": "move",
+                    "units": list(units),
+                    "to": to,
+                    "fly": fly,
+                    "reveal": list(reveal),
+                    "use_power": use_power,
+                    "steps": list(steps),
+                }
+            else:
+                wire = self.command.model_dump(mode="json", exclude=cmd.SERVICE_FIELDS)
+            self._wire = wire
         return wire
 
     def _key(self) -> tuple[cmd.Command, int, int]:
@@ -115,6 +146,8 @@ _FLIGHTS = tuple(
 _NONE: frozenset[str] = frozenset()
 
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
+# A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
+MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
 _PLAIN: Sequence[Form] = (((), False),)  # the only form of most moves
 
 
@@ -133,17 +166,8 @@ def _move_action(
     steps: tuple[int, ...] = (),
 ) -> LegalAction:
     """The listed ``cmd.Move`` of ``move``, as a client sends it."""
-    wire = {
-        "type": "move",
-        "units": list(move.units),
-        "to": move.destination,
-        "fly": move.flight,
-        "reveal": list(reveal),
-        "use_power": move.use_power,
-        "steps": list(steps),
-    }
-    given = _WALK_GIVEN if steps else _MOVE_GIVEN
-    return LegalAction.listed(cmd.Move, move.faction, wire, given, honor, energy)
+    fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
+    return LegalAction.moving(move.faction, fields, honor, energy)
 
 
 def _moves(state: GameState, side: Faction) -> list[LegalAction]:
@@ -248,24 +272,47 @@ def _extra_steps(
         )
 
 
+# The commitment lists of the combat positions seen, by everything they are made of: a combat
+# asks for the same few again and again (each round, each position of each game).
+_COMMITMENTS: dict[tuple[object, ...], tuple[LegalAction, ...]] = {}
+_COMMITMENTS_KEPT = 4096
+
+
 def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
     try:
         combat.check_commitment(state, side, Maneuver.STANDARD, 0)
     except IllegalCommand as error:
         if error.code != "maneuver_not_allowed":
             return []
-    actions = []
     limit = combat.energy_limit(state, side)
-    reveals: list[list[str]] = [[]] + [
-        [u]
+    reveals = tuple(
+        (u,)
         for u in state.units_of(side)
         if u not in state.revealed and u in POWERS and POWERS[u].may_reveal_in_commit(state, side)
-    ]
-    price = combat.commitment_pricer(state, side)
-    for maneuver in sorted(combat.allowed_maneuvers(state, side)):
+    )
+    maneuvers = tuple(sorted(combat.allowed_maneuvers(state, side)))
+    prices = combat.commitment_prices(state, side)
+    key = (side, maneuvers, limit, reveals, prices)
+    listed = _COMMITMENTS.get(key)
+    if listed is None:
+        listed = tuple(_list_commitments(side, maneuvers, limit, ((), *reveals), prices))
+        if len(_COMMITMENTS) >= _COMMITMENTS_KEPT:
+            _COMMITMENTS.clear()
+        _COMMITMENTS[key] = listed
+    return list(listed)
+
+
+def _list_commitments(
+    side: Faction,
+    maneuvers: tuple[Maneuver, ...],
+    limit: int,
+    reveals: tuple[tuple[str, ...], ...],
+    prices: combat.CommitmentPrices,
+) -> Iterator[LegalAction]:
+    for maneuver in maneuvers:
         name = maneuver.value
         for energy in range(limit + 1):
-            honor = -price(maneuver, energy)
+            honor = -prices.honor(maneuver, energy)
             for reveal in reveals:
                 wire = {
                     "type": "commit",
@@ -273,10 +320,7 @@ def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
                     "energy": energy,
                     "reveal": list(reveal),
                 }
-                actions.append(
-                    LegalAction.listed(cmd.Commit, side, wire, _COMMIT_GIVEN, honor, energy)
-                )
-    return actions
+                yield LegalAction.listed(cmd.Commit, side, wire, _COMMIT_GIVEN, honor, energy)
 
 
 def _choices(state: GameState, side: Faction) -> list[LegalAction]:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any
 
+from .board import BOARD
 from .characters import BY_NAME, CHARACTERS, ORDER, Faction
 
 
@@ -95,28 +96,35 @@ class Options:
 _ROSTER = tuple((c.name, c.faction) for c in CHARACTERS)
 
 
+REGIONS = len(BOARD.regions)
+
+
 @dataclass(frozen=True, slots=True)
 class Occupancy:
     """Who stands where in one state, in R1 order: ``units_in``, ``units_of`` and ``count_in``
     as lookups instead of scans of every unit, for code that asks them many times of one state
-    (``legal_actions`` asks hundreds)."""
+    (``legal_actions`` asks hundreds). ``counts[faction][region]`` is the number of the side's
+    units in the region: the question every candidate move asks twice."""
 
     in_region: dict[int, list[str]]
     in_region_of: dict[tuple[int, Faction], list[str]]
     of: dict[Faction, list[str]]
+    counts: dict[Faction, list[int]]
 
     @staticmethod
     def of_positions(positions: dict[str, int]) -> Occupancy:
         in_region: dict[int, list[str]] = {}
         in_region_of: dict[tuple[int, Faction], list[str]] = {}
         of: dict[Faction, list[str]] = {f: [] for f in Faction}
+        counts: dict[Faction, list[int]] = {f: [0] * REGIONS for f in Faction}
         for unit, faction in _ROSTER:
             region = positions.get(unit)
             if region is not None:
                 in_region.setdefault(region, []).append(unit)
                 in_region_of.setdefault((region, faction), []).append(unit)
                 of[faction].append(unit)
-        return Occupancy(in_region, in_region_of, of)
+                counts[faction][region] += 1
+        return Occupancy(in_region, in_region_of, of, counts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,7 +219,7 @@ class GameState(_Facts):
     def count_in(self, region: int, faction: Faction) -> int:
         index: Occupancy | None = getattr(self, "_occupancy", None)
         if index is not None:
-            return len(index.in_region_of.get((region, faction), ()))
+            return index.counts[faction][region]
         count = 0
         for unit, where in self.positions.items():
             if where == region and BY_NAME[unit].faction is faction:

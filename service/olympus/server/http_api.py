@@ -6,10 +6,10 @@ Errors are ``{"code", "sentence"}`` with a fitting status, like the websocket's 
 from __future__ import annotations
 
 import asyncio
-import os
 import functools
 import json
 import math
+import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
