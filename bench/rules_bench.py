@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
+import json
 import os
 import platform
 import pstats
@@ -25,6 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from olympus.bots import play_random_game
 from olympus.rules import (
@@ -42,6 +44,7 @@ from olympus.rules import (
 
 TARGET_EXECUTE_MEDIAN_US = 50.0
 TARGET_REPLAY_EVENTS_PER_S = 100_000.0
+TARGET_LEGAL_MEAN_US = {"turn": 40.0, "combat": 10.0}  # for the seat to act
 
 
 @dataclass
@@ -106,7 +109,8 @@ def _timed(run: Callable[[], None]) -> float:
     return time.process_time() - start
 
 
-def bench_execute(games: list[Game], repeat: int) -> None:
+def bench_execute(games: list[Game], repeat: int) -> dict[str, float]:
+    """Prints the table; returns the headline figures (``--json``)."""
     pairs = [pair for game in games for pair in game.pairs]
     by_type: dict[str, list[tuple[GameState, Command]]] = defaultdict(list)
     for state, command in pairs:
@@ -130,14 +134,27 @@ def bench_execute(games: list[Game], repeat: int) -> None:
             if legal_actions(state, f):
                 fresh = state.evolved({})
                 by_phase[phase].append(lambda s=fresh, f=f: legal_actions(s, f))
+    means: dict[str, float] = {}
     for phase in sorted(by_phase, key=lambda p: -len(by_phase[p])):
-        print(summary(f"  {phase} (seat to act)", time_each(by_phase[phase], 1)))
+        phase_timings = time_each(by_phase[phase], 1)
+        means[phase] = statistics.fmean(phase_timings)
+        print(summary(f"  {phase} (seat to act)", phase_timings))
     median = statistics.median(timings)
     verdict = "met" if median < TARGET_EXECUTE_MEDIAN_US else "MISSED"
     print(f"target median < {TARGET_EXECUTE_MEDIAN_US:.0f} µs: {verdict} ({median:.1f} µs)")
+    for phase, target in TARGET_LEGAL_MEAN_US.items():
+        verdict = "met" if means.get(phase, 0.0) <= target else "MISSED"
+        print(f"target legal_actions {phase} mean ≤ {target:.0f} µs: {verdict}")
+    return {
+        "execute_median_us": round(median, 1),
+        "legal_turn_mean_us": round(means.get("turn", 0.0), 1),
+        "legal_combat_mean_us": round(means.get("combat", 0.0), 1),
+        "legal_pending_mean_us": round(means.get("pending", 0.0), 1),
+    }
 
 
-def bench_replay(games: list[Game], runs: int) -> None:
+def bench_replay(games: list[Game], runs: int) -> float:
+    """Prints the table; returns replay's events per second."""
     logs = [game.events for game in games]
     raw = [[encode(e) for e in log] for log in logs]
     total = sum(len(log) for log in logs)
@@ -163,6 +180,7 @@ def bench_replay(games: list[Game], runs: int) -> None:
     print(f"{'encode (msgpack)':<28} {best_rate(encode_all, total, runs):>12,.0f}")
     verdict = "met" if rate > TARGET_REPLAY_EVENTS_PER_S else "MISSED"
     print(f"target replay > {TARGET_REPLAY_EVENTS_PER_S:,.0f} events/s: {verdict} ({rate:,.0f})")
+    return rate
 
 
 def profile(games: list[Game], top: int) -> None:
@@ -192,6 +210,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7, help="replay runs, best (7)")
     parser.add_argument("--profile", action="store_true", help="print cProfile top functions")
     parser.add_argument("--top", type=int, default=15, help="functions per profile (15)")
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the figures here")
     args = parser.parse_args()
 
     print(f"python {platform.python_version()} on {platform.machine()}, {_cpus()} CPUs")
@@ -202,8 +221,11 @@ def main() -> None:
         f"played {len(games)} random games, {commands} commands, "
         f"{sum(len(g.events) for g in games)} events in {time.perf_counter() - start:.1f} s"
     )
-    bench_execute(games, args.repeat)
-    bench_replay(games, args.runs)
+    figures = bench_execute(games, args.repeat)
+    figures["replay_events_per_s"] = round(bench_replay(games, args.runs))
+    if args.json:
+        report = {**figures, "games": len(games), "commands": commands}
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     if args.profile:
         profile(games, args.top)
 

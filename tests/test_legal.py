@@ -14,18 +14,24 @@ import pickle
 import random
 from dataclasses import replace
 from functools import cache
+from itertools import combinations, product
 
 from olympus.bots import play_random_game
 from olympus.rules import (
+    Command,
     Event,
     Faction,
     GameState,
+    IllegalCommand,
     LegalAction,
     Options,
     execute,
+    legal,
     legal_actions,
     parse_command,
+    random_legal_action,
 )
+from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
 
@@ -125,3 +131,98 @@ def test_occupancy_index_answers_like_a_scan() -> None:
             assert getattr(copy, "_occupancy", None) is None
         assert pickle.loads(pickle.dumps(indexed)) == scanned
         assert pickle.dumps(indexed) == pickle.dumps(scanned)
+
+
+def _key(action: LegalAction) -> tuple[str, int, int]:
+    return (json.dumps(action.wire, sort_keys=True), action.honor, action.energy)
+
+
+def test_random_legal_action_draws_from_the_legal_set() -> None:
+    """``random_legal_action`` (playouts) returns one of ``legal_actions``, with its costs,
+    and None exactly when there is none; over many draws in a position every legal action
+    comes (it judges the same candidates, a few at a time)."""
+    rng = random.Random(3)
+    covered = 0
+    for state in positions():
+        for side in Faction:
+            legal = {_key(a) for a in legal_actions(state, side)}
+            draws = 200 if 1 < len(legal) <= 12 else 3
+            seen = set()
+            for _ in range(draws):
+                drawn = random_legal_action(state, side, rng)
+                if not legal:
+                    assert drawn is None
+                    break
+                assert drawn is not None and _key(drawn) in legal, (drawn, state)
+                seen.add(_key(drawn))
+            if draws == 200:
+                assert seen == legal
+                covered += 1
+    assert covered > 100
+
+
+def test_commitment_lists_are_shared_only_between_equal_positions() -> None:
+    """A combat position's commitments come from a cache keyed by what they are made of: the
+    list is the one the same position lists afresh, and callers may change their copy."""
+    combats = [s for s in positions() if s.phase.value == "combat" and not s.pending]
+    assert len(combats) > 50
+    for state in combats:
+        for side in Faction:
+            first = legal_actions(state, side)
+            first.clear()  # the caller's own list
+            again = legal_actions(state, side)
+            legal._COMMITMENTS.clear()
+            fresh = legal_actions(state, side)
+            assert [_key(a) for a in again] == [_key(a) for a in fresh]
+
+
+def _move_candidates(state: GameState, side: Faction) -> list[Command]:
+    """A superset of the legal moves: every group of own units standing together, to every
+    region, walking or flying, revealing any one hidden unit or none, with or without the
+    optional power; walks of one unit also with one further step to a neighbour."""
+    own = state.units_of(side)
+    hidden = [u for u in own if u not in state.revealed]
+    candidates: list[Command] = []
+    for origin in {state.positions[u] for u in own}:
+        here = [u for u in own if state.positions[u] == origin]
+        for size in range(1, len(here) + 1):
+            for group in combinations(here, size):
+                for to, fly, reveal, use_power in product(
+                    range(len(BOARD.regions)), (False, True), [[], *[[u] for u in hidden]], (0, 1)
+                ):
+                    fields = {"units": list(group), "to": to, "fly": fly, "reveal": reveal}
+                    if use_power:
+                        fields["use_power"] = True
+                    candidates.append(cmd.Move(side=side, **fields))
+                    if size == 1 and not fly and to in BOARD.neighbours(origin):
+                        candidates += [
+                            cmd.Move(side=side, **fields, steps=[step])
+                            for step in sorted(BOARD.neighbours(to))
+                        ]
+    return candidates
+
+
+def test_listed_moves_are_every_move_decide_accepts() -> None:
+    """Completeness, against the rules themselves: in a sample of turn positions, the moves
+    ``decide`` accepts among a superset of candidates are exactly the listed moves (Hermes'
+    longer paths aside: only paths of one further step are listed)."""
+    turns = [s for s in positions() if s.phase.value == "turn" and not s.pending]
+    checked = 0
+    for state in turns[:: max(1, len(turns) // 40)]:
+        side = state.turn
+        listed = {json.dumps(a.wire, sort_keys=True) for a in legal_actions(state, side)}
+        accepted = set()
+        for command in _move_candidates(state, side):
+            try:
+                execute(state, command)
+            except IllegalCommand:
+                continue
+            accepted.add(json.dumps(wire(command), sort_keys=True))
+        moves = {w for w in listed if json.loads(w)["type"] == "move"}
+        assert accepted == moves, (accepted ^ moves, state)
+        checked += 1
+    assert checked >= 40
+
+
+def wire(command: Command) -> dict[str, object]:
+    return command.model_dump(mode="json", exclude={"side", "at_ms"})

@@ -75,11 +75,12 @@ def pick_action(rng: random.Random, actions: list[LegalAction]) -> LegalAction:
 
     Choosing the type first keeps the odds independent of how many variants a type has (a
     position may offer a hundred moves and commitments but only one Liturgy). The type is read
-    from ``wire``: asking every action for its ``command`` would build them all.
+    from ``type``: asking every action for its ``command`` (or a move for its ``wire``) would
+    build them all.
     """
     by_type: dict[str, list[LegalAction]] = {}
     for action in actions:
-        by_type.setdefault(action.wire["type"], []).append(action)
+        by_type.setdefault(action.type, []).append(action)
     kinds = list(by_type)
     weights = [TYPE_WEIGHTS.get(k, 1.0) for k in kinds]
     candidates = by_type[rng.choices(kinds, weights)[0]]

@@ -12,7 +12,7 @@ from .decide import decide, execute
 from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
-from .legal import LegalAction, legal_actions
+from .legal import LegalAction, legal_actions, random_legal_action
 from .setup import create, random_placements
 from .state import GameState, Maneuver, Options, Phase
 
@@ -42,6 +42,7 @@ __all__ = [
     "execute",
     "legal_actions",
     "parse_command",
+    "random_legal_action",
     "random_placements",
     "replay",
 ]

@@ -7,9 +7,11 @@ draws one.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from itertools import combinations
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import combat
 from . import commands as cmd
@@ -89,6 +91,11 @@ class LegalAction:
         return action
 
     @property
+    def type(self) -> str:
+        """The command's ``type`` tag (``move``, ``commit``…), read without building it."""
+        return _type_tag(self._kind)
+
+    @property
     def command(self) -> cmd.Command:
         command = self._command
         if command is None:
@@ -135,6 +142,12 @@ class LegalAction:
         )
 
 
+@cache
+def _type_tag(kind: type[cmd.Command]) -> str:
+    tag: str = kind.model_fields["type"].default
+    return tag
+
+
 # Powers contribute their own "instead of moving" actions (thunderbolt, recall).
 POWER_ACTIONS: list[Callable[[GameState, Faction], list[LegalAction]]] = []
 
@@ -170,53 +183,82 @@ def _move_action(
     return LegalAction.moving(move.faction, fields, honor, energy)
 
 
-def _moves(state: GameState, side: Faction) -> list[LegalAction]:
-    actions: list[LegalAction] = []
-    own = state.units_of(side)
-    # Hidden units that might be revealed for a move: the same for every candidate move.
-    hidden = [u for u in own if u not in state.revealed]
-    revealers = [(p.unit, p) for p in powers_of(hidden, "may_reveal_for_move")]
+def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
+    """Hidden units that might be revealed for a move: the same for every candidate move."""
+    hidden = [u for u in state.units_of(side) if u not in state.revealed]
+    return [(p.unit, p) for p in powers_of(hidden, "may_reveal_for_move")]
+
+
+def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool]]:
+    """Every (units, fly) group that may try to move, in the order its moves are listed: by
+    region, every combination of the units there by size, then each flier alone, flying."""
     origins: dict[int, list[str]] = {}
-    for unit in own:
+    for unit in state.units_of(side):
         origins.setdefault(state.positions[unit], []).append(unit)
+    groups: list[tuple[tuple[str, ...], bool]] = []
     for units in origins.values():
         for size in range(1, len(units) + 1):
-            for group in combinations(units, size):
-                _group_moves(actions, state, side, list(group), False, revealers)
-        for flier in (u for u in units if BY_NAME[u].flier):
-            _group_moves(actions, state, side, [flier], True, revealers)
+            groups += [(group, False) for group in combinations(units, size)]
+        groups += [((u,), True) for u in units if BY_NAME[u].flier]
+    return groups
+
+
+class _Group(NamedTuple):
+    """What listing a group's moves asks of the group alone, once for all its destinations."""
+
+    side: Faction
+    movers: tuple[str, ...]
+    origin: int
+    fly: bool
+    users: tuple[Power, ...]  # the movers' optional powers (use_power)
+    walks: bool  # Hermes alone, walking: paths of further steps
+
+    @staticmethod
+    def of(state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> _Group:
+        movers, origin = mover_group(state, side, list(units))
+        users = powers_of(movers, "uses_power_on_move")
+        walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
+        return _Group(side, movers, origin, fly, users, walks)
+
+    @property
+    def destinations(self) -> tuple[int, ...]:
+        return _FLIGHTS[self.origin] if self.fly else _STEPS[self.origin]
+
+
+def _moves(state: GameState, side: Faction) -> list[LegalAction]:
+    actions: list[LegalAction] = []
+    revealers = _revealers(state, side)
+    for units, fly in _groups(state, side):
+        group = _Group.of(state, side, units, fly)
+        for to in group.destinations:
+            _destination_moves(actions, state, group, to, revealers)
     return actions
 
 
-def _group_moves(
+def _destination_moves(
     found: list[LegalAction],
     state: GameState,
-    side: Faction,
-    units: list[str],
-    fly: bool,
+    group: _Group,
+    to: int,
     revealers: list[tuple[str, Power]],
 ) -> None:
-    """Add the legal moves of one group to each neighbouring region (each region, by flight),
-    in every form: with or without revealing a unit for its power, with or without the
-    movers' optional power; and Hermes' paths of one further step. What depends on the group
-    only is asked once, the rest once per destination."""
-    movers, origin = mover_group(state, side, units)
-    users = powers_of(movers, "uses_power_on_move")
-    walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
-    for to in _FLIGHTS[origin] if fly else _STEPS[origin]:
-        move = MoveContext(side, movers, origin, to, fly, _NONE)
-        forms = _forms(state, move, revealers, users) if revealers or users else _PLAIN
-        for reveal, use_power in forms:
-            variant = move
-            if reveal or use_power:
-                variant = MoveContext(side, movers, origin, to, fly, frozenset(reveal), use_power)
-            try:
-                plan = judge_move(state, variant, reveal)
-            except IllegalCommand:
-                continue
-            found.append(_move_action(variant, reveal, plan.honor, plan.energy))
-            if walks and not state.units_in(to):
-                _extra_steps(found, state, plan, reveal)
+    """Add the legal moves of ``group`` to ``to`` in every form: with or without revealing a
+    unit for its power, with or without the movers' optional power; and Hermes' paths of one
+    further step."""
+    side, movers, origin, fly = group.side, group.movers, group.origin, group.fly
+    move = MoveContext(side, movers, origin, to, fly, _NONE)
+    forms = _forms(state, move, revealers, group.users) if revealers or group.users else _PLAIN
+    for reveal, use_power in forms:
+        variant = move
+        if reveal or use_power:
+            variant = MoveContext(side, movers, origin, to, fly, frozenset(reveal), use_power)
+        try:
+            plan = judge_move(state, variant, reveal)
+        except IllegalCommand:
+            continue
+        found.append(_move_action(variant, reveal, plan.honor, plan.energy))
+        if group.walks and not state.units_in(to):
+            _extra_steps(found, state, plan, reveal)
 
 
 def _forms(
@@ -349,6 +391,22 @@ def _choices(state: GameState, side: Faction) -> list[LegalAction]:
     return actions
 
 
+def _instead_of_moving(state: GameState, side: Faction) -> list[LegalAction]:
+    """A turn's actions other than moves: the Liturgy, passing, the leaders' powers."""
+    points = 1 if state.energy[side] == 0 else 2
+    actions = [LegalAction.listed(cmd.Liturgy, side, {"type": "liturgy"}, (), -points, -6)]
+    if may_pass(state, side):
+        actions.append(LegalAction.listed(cmd.Pass, side, {"type": "pass"}, (), 0, 0))
+    for contribute in POWER_ACTIONS:
+        actions.extend(contribute(state, side))
+    return actions
+
+
+def _acts_in_turn(state: GameState, side: Faction) -> bool:
+    """Whether ``side`` chooses a turn's action now (a move, the Liturgy…)."""
+    return not state.pending and state.phase is Phase.TURN and side is state.turn
+
+
 def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
     if state.phase in (Phase.OVER, Phase.SETUP):
         return []
@@ -356,14 +414,52 @@ def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
         return _choices(state, side)
     if state.phase is Phase.COMBAT:
         return _commitments(state, side)
-    if side is not state.turn:
+    if not _acts_in_turn(state, side):
         return []
     state.occupancy  # noqa: B018 -- build the index: listing the moves asks hundreds of questions
-    actions = _moves(state, side)
-    points = 1 if state.energy[side] == 0 else 2
-    actions.append(LegalAction.listed(cmd.Liturgy, side, {"type": "liturgy"}, (), -points, -6))
-    if may_pass(state, side):
-        actions.append(LegalAction.listed(cmd.Pass, side, {"type": "pass"}, (), 0, 0))
-    for contribute in POWER_ACTIONS:
-        actions.extend(contribute(state, side))
-    return actions
+    return _moves(state, side) + _instead_of_moving(state, side)
+
+
+def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> LegalAction | None:
+    """One of ``legal_actions(state, side)`` at random, for playouts: None when there is none.
+
+    In a turn it does not list every move: it draws (group, destination) candidates at random,
+    without repeats, and judges only those it draws until one has a legal move, then returns
+    one of that destination's moves at random; each action other than a move (the Liturgy,
+    passing, a leader's power) is a candidate of its own. So every legal action can come, by
+    the same judging as ``legal_actions`` (tests/test_legal.py checks both), though not all
+    equally often: a destination with several forms of a move is one candidate. Elsewhere
+    (combat, choices) the lists are short and it draws from the whole list.
+    """
+    if state.pending or state.phase is not Phase.TURN:
+        actions = legal_actions(state, side)
+        return rng.choice(actions) if actions else None
+    if not _acts_in_turn(state, side):
+        return None
+    state.occupancy  # noqa: B018 -- the same index as for listing
+    others = _instead_of_moving(state, side)
+    groups = _groups(state, side)
+    slots = [
+        (g, to)
+        for g, (units, fly) in enumerate(groups)
+        for to in (_FLIGHTS if fly else _STEPS)[state.positions[units[0]]]
+    ]
+    judged: dict[int, _Group] = {}
+    revealers = _revealers(state, side)
+    remaining = len(slots) + len(others)
+    while remaining:
+        k = rng.randrange(remaining)
+        remaining -= 1
+        if k >= len(slots):
+            return others[k - len(slots)]
+        g, to = slots[k]
+        slots[k] = slots[-1]
+        slots.pop()
+        group = judged.get(g)
+        if group is None:
+            group = judged[g] = _Group.of(state, side, *groups[g])
+        found: list[LegalAction] = []
+        _destination_moves(found, state, group, to, revealers)
+        if found:
+            return rng.choice(found)
+    return None
