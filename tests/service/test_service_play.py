@@ -18,6 +18,8 @@ from service_harness import (
     check_feed,
     create_game,
     drive,
+    legal_wire,
+    live_game,
     seat,
 )
 
@@ -92,3 +94,40 @@ async def test_random_setup_is_drawn_when_both_seats_are_taken(
     assert all(unit["name"] is None for unit in view["units"])  # nobody revealed yet (R7)
     assert not any(m["event"]["t"] == "random_setup_drawn" for m in spectator.events())
     await spectator.close()
+
+
+async def test_a_command_id_names_one_command(
+    http: httpx.AsyncClient,
+    server: ServerThread,
+    start_server: Callable[..., ServerThread],
+    store: EventStore,
+) -> None:
+    """The same command sent again under its id gets its old ``ack`` and does nothing; another
+    command under an applied id gets ``id_reused`` and appends nothing, on any process,
+    whether it would be legal now or not. The socket stays usable."""
+    game, oracle = await live_game(http, server.ws_url, store)
+    state = await oracle.sync()
+    side = state.turn
+    moves = [a["command"] for a in legal_wire(state, side) if a["command"]["type"] == "move"]
+    ack = await game.seats[side].command("c1", moves[0])
+    assert ack["type"] == "ack", ack
+    version = await store.version(game.room)
+    assert await game.seats[side].command("c1", moves[0]) == ack  # a retry: the same ack
+    refused = await game.seats[side].command("c1", moves[-1])  # not its turn: illegal anyway
+    assert (refused["type"], refused["code"], refused["id"]) == ("error", "id_reused", "c1")
+    assert refused["sentence"] and await store.version(game.room) == version
+
+    # The opponent plays; then, on another process, a command the rules would accept now is
+    # still refused under the used id, and applied under a new one.
+    state = await oracle.sync()
+    reply = await game.seats[state.turn].command("o1", legal_wire(state, state.turn)[0]["command"])
+    assert reply["type"] == "ack", reply
+    state = await oracle.sync()
+    assert state.turn is side
+    other = await seat(start_server().ws_url, game, side, last_seq=0, epoch=game.epoch)
+    await other.wait_seq(len(oracle.messages(side)))
+    legal_now = legal_wire(state, side)[0]["command"]
+    version = await store.version(game.room)
+    assert (await other.command("c1", legal_now))["code"] == "id_reused"
+    assert await store.version(game.room) == version  # nothing appended
+    assert (await other.command("c2", legal_now))["type"] == "ack"

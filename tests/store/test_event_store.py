@@ -15,9 +15,11 @@ from redis.backoff import NoBackoff
 from redis.crc import key_slot
 
 from olympus.store import (
+    Applied,
     EmbeddedRedis,
     EventStore,
     EventsTrimmed,
+    IdReused,
     LogDiverged,
     RoomExists,
     RoomNotFound,
@@ -27,6 +29,7 @@ from olympus.store import (
     TrimBeyondSnapshot,
     VersionConflict,
     chain_next,
+    command_digest,
 )
 
 
@@ -210,6 +213,52 @@ async def test_retried_command_id_is_applied_once(store: EventStore, room_id: st
     assert again.duplicate and not first.duplicate
     assert (again.first_version, again.version) == (first.first_version, first.version) == (2, 3)
     assert [e.version for e in await store.read(room_id)] == [1, 2, 3, 4]
+
+
+async def test_a_command_id_reused_for_another_command_is_refused(
+    store: EventStore, room_id: str
+) -> None:
+    """The id names the command it was applied to (its digest): the same command again is a
+    duplicate, another one under the id is refused, writing nothing, however stale."""
+    await new_room(store, room_id, 1)
+    moved, liturgy = command_digest(b"move Zeus 3"), command_digest(b"liturgy")
+    first = await store.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
+    again = await store.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
+    assert again.duplicate and (again.first_version, again.version) == (2, 2)
+    for expected in (1, 2):  # stale or current: the id check comes first
+        with pytest.raises(IdReused):
+            await store.append(room_id, expected, [ev(3)], command_id="c1", digest=liturgy)
+    assert [e.version for e in await store.read(room_id)] == [1, 2]
+    assert await store.applied(room_id, "c1") == Applied(2, 2, moved)
+    assert await store.applied(room_id, "c9") is None
+    # Without a digest (the service's own commands) an applied id is a duplicate, as before.
+    assert (await store.append(room_id, 2, [ev(3)], command_id="c1")).duplicate
+    assert not first.duplicate
+
+
+async def test_racing_appends_of_two_commands_under_one_id(store: EventStore, room_id: str) -> None:
+    """Two processes send different commands under the same id at the same version: exactly
+    one is applied; the other is refused as a reused id (checked in the same script)."""
+    await new_room(store, room_id, 1)
+    outcomes = await asyncio.gather(
+        *(
+            store.append(room_id, 1, [ev(k)], command_id="c1", digest=command_digest(b"%d" % k))
+            for k in (2, 3)
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(o).__name__ for o in outcomes) == ["AppendResult", "IdReused"]
+    assert len(await store.read(room_id)) == 2
+
+
+async def test_records_from_before_digests_count_as_the_same_command(
+    store: EventStore, room_id: str
+) -> None:
+    await new_room(store, room_id, 1)
+    await store.redis.hset(store.keys(room_id).commands, "old", "2:2")  # an older record
+    await store.append(room_id, 1, [ev(2)])
+    reply = await store.append(room_id, 2, [ev(3)], command_id="old", digest=command_digest(b"x"))
+    assert reply.duplicate and await store.applied(room_id, "old") == Applied(2, 2, "")
 
 
 def lossy_client(server: EmbeddedRedis, retries: int) -> tuple[Redis, dict[str, int]]:

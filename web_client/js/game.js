@@ -20,6 +20,9 @@ import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
 
 let commandCounter = 0;
+// Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
+const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
+const RESEND_MS = 500;
 
 export class GameScreen {
   constructor(root, { board, room, seat = null, token = null }) {
@@ -149,7 +152,17 @@ export class GameScreen {
         if (this.inflight && this.inflight.id === msg.id) this.inflight = null;
         break;
       case "error":
-        if (this.inflight && msg.id === this.inflight.id) this.inflight = null;
+        if (this.inflight && msg.id === this.inflight.id) {
+          if (RESENT.has(msg.code)) {
+            // Refused before it was decided: the same command under the same id, a little later.
+            const pending = this.inflight;
+            setTimeout(() => {
+              if (this.inflight === pending) this.conn.send({ type: "command", id: pending.id, command: pending.command });
+            }, RESEND_MS);
+            break;
+          }
+          this.inflight = null;
+        }
         if (msg.code !== "rate_limited") toast(msg.sentence || msg.code, "error");
         break;
       case "game_over":

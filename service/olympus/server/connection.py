@@ -253,7 +253,9 @@ class Connection:
         command = command.model_copy(update={"side": seat})
         metrics = self.services.metrics
         try:
-            result = await self.room.submit(command, f"{seat.value}:{command_id}")
+            result = await self.room.submit(
+                command, f"{seat.value}:{command_id}", protocol.digest(command)
+            )
         except CommandRejected as rejected:
             metrics.commands.inc(rejected.code)
             raise ProtocolError(rejected.code, rejected.sentence, command_id=command_id) from None

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from olympus.rules import Command, LegalAction, parse_command
 from olympus.rules.commands import SERVICE_FIELDS
+from olympus.store import command_digest
 
 Message = dict[str, Any]
 Frame = str | bytes
@@ -198,6 +199,13 @@ def command_id(message: Message) -> str:
     if not isinstance(value, str) or not _COMMAND_ID.match(value):
         raise ProtocolError("bad_id", "A command needs an 'id' of 1-64 letters, digits or _.:-")
     return value
+
+
+def digest(command: Command) -> str:
+    """The digest stored with a seat's command id: of the command as the seat sent it, in its
+    canonical form (every field, defaults included, in declaration order; not the fields the
+    service fills in), so that the same command sent again digests alike."""
+    return command_digest(command.model_dump_json(exclude=set(SERVICE_FIELDS)).encode())
 
 
 def parse_client_command(message: Message) -> Command:

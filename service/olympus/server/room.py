@@ -41,6 +41,7 @@ from olympus.rules.observation import observe_event, view
 from olympus.store import (
     EventStore,
     EventsTrimmed,
+    IdReused,
     LogDiverged,
     StoredEvent,
     VersionConflict,
@@ -86,6 +87,15 @@ class CommandRejected(Exception):
         super().__init__(f"{code}: {sentence}")
         self.code = code
         self.sentence = sentence
+
+
+def _id_reused() -> CommandRejected:
+    """A command id applied before is a retry of the same command (a lost ack, a reconnect)
+    or an id the seat used again for another command: that one is refused, never acknowledged
+    as the old one (a client that restarted its id counter would lose its new moves)."""
+    return CommandRejected(
+        "id_reused", "This command id was used for another command: use a new id."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -537,28 +547,29 @@ class RoomRuntime:
         for listener in self.rebuild_listeners:
             await listener(self)
 
-    async def applied_version(self, command_id: str) -> int | None:
-        """The room version a command id ended at, if it was ever applied."""
-        value = await self.store.redis.hget(self.store.keys(self.room_id).commands, command_id)
-        return None if value is None else int(value.split(b":")[1])
-
     # -- deciding and appending -------------------------------------------------------------
 
-    async def submit(self, command: Command, command_id: str) -> Submitted:
+    async def submit(
+        self, command: Command, command_id: str, digest: str | None = None
+    ) -> Submitted:
         """Decide ``command`` (its ``side`` already set) and append its events exactly once.
 
         ``command_id`` makes a retried command (a lost ack, a reconnect) a duplicate instead of
-        a second application. Raises ``CommandRejected``: nothing was appended.
+        a second application. Given the command's ``digest`` (``protocol.digest``: a seat's
+        command), an id already applied to another command is refused (``id_reused``) rather
+        than acknowledged as a duplicate; the service's own commands (a timeout, the Random
+        Setup draw) carry none, because processes racing to issue one draw their own seeds.
+        Raises ``CommandRejected``: nothing was appended.
 
         The ``legal`` frames its events make due are computed after the caller has taken the
         result (its ``ack`` queued, its metrics counted), at the next turn of the event loop.
         """
         try:
-            return await self._submit(command, command_id)
+            return await self._submit(command, command_id, digest)
         finally:
             self._schedule_legal()
 
-    async def _submit(self, command: Command, command_id: str) -> Submitted:
+    async def _submit(self, command: Command, command_id: str, digest: str | None) -> Submitted:
         result: Submitted | None = None
         async with self.lock:
             rebuilds = self.rebuilds
@@ -572,15 +583,17 @@ class RoomRuntime:
                 try:
                     events, _ = execute(self.state, stamped)
                 except IllegalCommand as illegal:
-                    done = await self.applied_version(command_id)
-                    if done is not None:  # it was applied: this is a retry of it
+                    done = await self.store.applied(self.room_id, command_id)
+                    if done is not None:  # it was applied: a retry of it, or a reused id
+                        if digest and done.digest and done.digest != digest:
+                            raise _id_reused() from None
                         await self._read_tail(time.perf_counter())
-                        result = Submitted(done, duplicate=True)
+                        result = Submitted(done.last, duplicate=True)
                         break
                     if await self._refresh(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
-                result = await self._append(events, command_id)
+                result = await self._append(events, command_id, digest)
                 if result is not None:
                     break
         if result is None:
@@ -590,14 +603,16 @@ class RoomRuntime:
                 await listener(self, self.over)
         return result
 
-    async def _append(self, events: list[Event], command_id: str) -> Submitted | None:
+    async def _append(self, events: list[Event], command_id: str, digest: str) -> Submitted | None:
         expected = self.version
         encoded = [encode(e) for e in events]
         start = time.perf_counter()
         try:
             appended = await self.store.append(
-                self.room_id, expected, encoded, command_id, self.chain
+                self.room_id, expected, encoded, command_id, self.chain, digest
             )
+        except IdReused:
+            raise _id_reused() from None
         except VersionConflict as conflict:
             self.metrics.conflicts.inc()
             if conflict.actual < expected:

@@ -2,9 +2,11 @@
 
 from olympus.store.event_store import (
     AppendResult,
+    Applied,
     EventStore,
     EventStoreError,
     EventsTrimmed,
+    IdReused,
     LogDiverged,
     RoomExists,
     RoomKeys,
@@ -16,15 +18,18 @@ from olympus.store.event_store import (
     TrimBeyondSnapshot,
     VersionConflict,
     chain_next,
+    command_digest,
 )
 from olympus.store.redis_server import EmbeddedRedis
 
 __all__ = [
     "AppendResult",
+    "Applied",
     "EmbeddedRedis",
     "EventStore",
     "EventStoreError",
     "EventsTrimmed",
+    "IdReused",
     "LogDiverged",
     "RoomExists",
     "RoomKeys",
@@ -36,4 +41,5 @@ __all__ = [
     "TrimBeyondSnapshot",
     "VersionConflict",
     "chain_next",
+    "command_digest",
 ]

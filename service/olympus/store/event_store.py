@@ -35,6 +35,7 @@ from .batching import ScriptBatcher
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+_DIGEST = re.compile(r"^[0-9a-f]{1,64}$")
 
 # Version of a stream key, from entry ids only. XREVRANGE COUNT 1 is O(1); when every entry was
 # trimmed the stream still remembers its last id (XINFO STREAM last-generated-id), and XADD
@@ -57,10 +58,12 @@ end
 """
 
 # KEYS: meta, events, cmds.  ARGV: expected_version, command_id ('' = none), hint channel,
-# the caller's chain at expected_version ('' = unchecked), then per event: data, its chain
-# ('' = none).  Returns {code, a, b}: 0 ok {version, first}; 1 duplicate {version, first};
-# 2 conflict {actual}; 3 room not found; 4 diverged {actual}: the version is the expected one,
-# the chain of the last event is not.
+# the caller's chain at expected_version ('' = unchecked), the command's digest ('' = none),
+# then per event: data, its chain ('' = none).  Returns {code, a, b}: 0 ok {version, first};
+# 1 duplicate {version, first}; 2 conflict {actual}; 3 room not found; 4 diverged {actual}: the
+# version is the expected one, the chain of the last event is not; 5 the command id was applied
+# to another command (its digest differs) {version, first}. The commands hash records
+# "first:last:digest" per id ("first:last" before digests were kept: taken as the same).
 _LUA_APPEND = (
     _LUA_VERSION
     + """
@@ -69,7 +72,10 @@ local cmd = ARGV[2]
 if cmd ~= '' then
   local seen = redis.call('HGET', KEYS[3], cmd)
   if seen then
-    local first, last = string.match(seen, '^(%d+):(%d+)$')
+    local first, last, digest = string.match(seen, '^(%d+):(%d+):?(%w*)$')
+    if digest ~= '' and ARGV[5] ~= '' and digest ~= ARGV[5] then
+      return {5, tonumber(last), tonumber(first)}
+    end
     return {1, tonumber(last), tonumber(first)}
   end
 end
@@ -86,7 +92,7 @@ if ARGV[4] ~= '' and cur > 0 then
   end
 end
 local v = cur
-for i = 5, #ARGV, 2 do
+for i = 6, #ARGV, 2 do
   v = v + 1
   if ARGV[i + 1] == '' then
     redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i])
@@ -95,7 +101,7 @@ for i = 5, #ARGV, 2 do
   end
 end
 if cmd ~= '' then
-  redis.call('HSET', KEYS[3], cmd, string.format('%d:%d', cur + 1, v))
+  redis.call('HSET', KEYS[3], cmd, string.format('%d:%d:%s', cur + 1, v, ARGV[5]))
 end
 redis.call('PUBLISH', ARGV[3], string.format('%d', v))
 return {0, v, cur + 1}
@@ -225,6 +231,17 @@ class VersionConflict(EventStoreError):
         self.actual = actual
 
 
+class IdReused(EventStoreError):
+    """The command id was applied already, to another command (their digests differ):
+    nothing was written. A client that restarted its id counter would otherwise see its new
+    command acknowledged as the old one, and lose it."""
+
+    def __init__(self, room_id: str, command_id: str) -> None:
+        super().__init__(f"room {room_id!r}: command id {command_id!r} was used for another")
+        self.room_id = room_id
+        self.command_id = command_id
+
+
 class LogDiverged(EventStoreError):
     """The room is at the expected version, but its history is not the one the caller folded
     (the chains differ): Redis lost writes and others appended since. Rebuild from the log;
@@ -279,6 +296,21 @@ class TrimBeyondSnapshot(EventStoreError):
         self.room_id = room_id
         self.keep_after_version = keep_after_version
         self.snapshot_version = snapshot_version
+
+
+class Applied(NamedTuple):
+    """A command id's record: the versions of the events it produced, and its command's
+    digest ("" if it was applied before digests were kept)."""
+
+    first: int
+    last: int
+    digest: str
+
+
+def command_digest(canonical: bytes) -> str:
+    """The digest recorded with a command id: of the command's canonical encoding (the caller
+    chooses it; the same command must always give the same bytes)."""
+    return hashlib.blake2b(canonical, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -435,17 +467,19 @@ class EventStore:
         events: list[bytes],
         command_id: str | None = None,
         chain: str | None = None,
+        digest: str | None = None,
     ) -> AppendResult:
         """Append ``events`` atomically iff the room is at ``expected_version``, and (given
         ``chain``, the caller's ``chain_next`` chain at ``expected_version``: "" at 0) iff the
         room's history is the caller's; each new entry then records its own chain.
 
         Order of checks in the script: room exists, then command id already applied
-        (-> ``duplicate=True``, even if the room has moved on since), then version, then the
-        chain of the last entry (entries written without one are not checked). Raises
-        ``RoomNotFound``, ``VersionConflict`` or ``LogDiverged``. Without the chain, a writer
-        whose cache still holds events Redis lost could append on top of another history that
-        happens to have the same length: a forked log.
+        (-> ``duplicate=True``, even if the room has moved on since; ``IdReused`` if it was
+        applied to a command of another ``digest``: ``command_digest``), then version, then
+        the chain of the last entry (entries written without one are not checked). Raises
+        ``RoomNotFound``, ``IdReused``, ``VersionConflict`` or ``LogDiverged``. Without the
+        chain, a writer whose cache still holds events Redis lost could append on top of
+        another history that happens to have the same length: a forked log.
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -457,6 +491,8 @@ class EventStore:
             raise ValueError('the chain is "" only before the first event (None: unchecked)')
         if not all(isinstance(e, bytes) for e in events):
             raise TypeError("events must be bytes")
+        if digest is not None and not _DIGEST.match(digest):
+            raise ValueError("a digest is 1-64 hexadecimal digits (command_digest)")
         k = self.keys(room_id)
         pairs: list[bytes | str] = []
         running = chain
@@ -470,6 +506,7 @@ class EventStore:
                 command_id or "",
                 self.hint_channel(room_id),
                 chain or "",
+                digest or "",
                 *pairs,
             ],
         )
@@ -477,11 +514,21 @@ class EventStore:
             return AppendResult(version=a, first_version=b, duplicate=False)
         if code == 1:
             return AppendResult(version=a, first_version=b, duplicate=True)
+        if code == 5:
+            raise IdReused(room_id, command_id or "")
         if code == 2:
             raise VersionConflict(room_id, expected_version, a)
         if code == 4:
             raise LogDiverged(room_id, a)
         raise RoomNotFound(room_id)
+
+    async def applied(self, room_id: str, command_id: str) -> Applied | None:
+        """What a command id was applied as, if it was: its versions and digest."""
+        value = await self.redis.hget(self.keys(room_id).commands, command_id)
+        if value is None:
+            return None
+        first, last, *digest = value.decode().split(":")
+        return Applied(int(first), int(last), digest[0] if digest else "")
 
     async def _run_read(
         self, room_id: str, after_version: int, count: int | None, use_snapshot: bool
