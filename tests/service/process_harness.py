@@ -48,7 +48,7 @@ class ServerProcess(Loopback):
     def __init__(
         self,
         name: str,
-        redis_url: str,
+        redis_url: str | None,
         prefix: str,
         work_dir: Path,
         port: int | None = None,
@@ -62,6 +62,7 @@ class ServerProcess(Loopback):
         self.port = port or free_port()
         self.proc: subprocess.Popen[bytes] | None = None
         self.log_path = work_dir / f"{name}.log"
+        self.data_dir = work_dir / f"{name}-data"
 
     @property
     def pid(self) -> int:
@@ -95,11 +96,11 @@ class ServerProcess(Loopback):
             "127.0.0.1",
             "--port",
             str(self.port),
-            "--redis-url",
-            self.redis_url,
             "--data-dir",
-            str(self.work_dir / f"{self.name}-data"),
+            str(self.data_dir),
         ]
+        if self.redis_url is not None:  # None: the process starts its embedded Redis
+            command += ["--redis-url", self.redis_url]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 command,

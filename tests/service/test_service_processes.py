@@ -52,9 +52,9 @@ GAME_TIMEOUT = 60.0
 class Cluster:
     """Server processes of one deployment (one Redis, one key prefix) and their clients."""
 
-    def __init__(self, redis_url: str, work_dir: Path) -> None:
+    def __init__(self, redis_url: str, work_dir: Path, prefix: str | None = None) -> None:
         self.redis_url = redis_url
-        self.prefix = f"proc-{uuid.uuid4().hex[:10]}"
+        self.prefix = prefix or f"proc-{uuid.uuid4().hex[:10]}"
         self.work_dir = work_dir
         self.processes: list[ServerProcess] = []
         self.players: list[Player] = []
@@ -120,8 +120,10 @@ def durable_redis(work_dir: Path) -> Iterator[EmbeddedRedis]:
 
 
 @contextlib.asynccontextmanager
-async def cluster_on(redis_url: str, work_dir: Path) -> AsyncIterator[Cluster]:
-    cluster = Cluster(redis_url, work_dir)
+async def cluster_on(
+    redis_url: str, work_dir: Path, prefix: str | None = None
+) -> AsyncIterator[Cluster]:
+    cluster = Cluster(redis_url, work_dir, prefix)
     try:
         yield cluster
     finally:
@@ -543,3 +545,36 @@ async def test_a_stopped_supervisor_drains_its_workers(cluster: Cluster) -> None
     os.kill(server.pid, signal.SIGTERM)  # the supervisor only: it passes the stop on
     assert server.proc.wait(40) == 0
     assert not any(alive(pid) for pid in workers)
+
+
+async def test_kill_9_of_a_service_with_its_embedded_redis_then_a_restart(work_dir: Path) -> None:
+    """``olympus serve --data-dir D`` with its embedded Redis, ``kill -9`` of the service
+    alone mid-game: its redis-server does not live on holding D (it stops with its owner), the
+    next ``olympus serve --data-dir D`` starts, and no acknowledged command is lost."""
+    server = ServerProcess("emb", None, f"emb-{uuid.uuid4().hex[:8]}", work_dir)
+    server.spawn()
+    try:
+        await server.wait_healthy()
+        redis_dir = server.data_dir / "redis"
+        url = f"unix://{redis_dir / 'redis.sock'}"
+        async with cluster_on(url, work_dir, server.prefix) as cluster:
+            game = await new_game(server)
+            seats = await cluster.seats(game, {OLY: [server.ws_url], CHT: [server.ws_url]})
+            await setups(seats)
+            players = list(seats.values())
+            await wait_until(lambda: sum(len(p.acks) for p in players) >= 8, 30, "moves", players)
+            redis_pid = int((redis_dir / "redis.pid").read_text())
+            os.kill(server.pid, signal.SIGKILL)  # the service alone, not its process group
+            server.proc.wait(10)
+            await wait_until(lambda: not alive(redis_pid), 30, "its redis-server's exit")
+
+            server.spawn()  # the same data dir and port: refused while an orphan held D
+            await server.wait_healthy()
+            await play_to_the_end(cluster, players)
+            oracle = Oracle(cluster.store, game.room)
+            await oracle.sync()
+            await check_commands(cluster, oracle, players)  # every ack survived
+            for faction, player in seats.items():
+                check_stream(player, oracle, faction)
+    finally:
+        server.stop()

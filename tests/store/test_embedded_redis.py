@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 import redis
 from redis.asyncio import Redis
 
+from olympus.lifetime import started_at
 from olympus.store import EmbeddedRedis, EventStore, VersionConflict
 
 
@@ -131,3 +135,60 @@ def test_invalid_arguments(short_tmp_path: Path) -> None:
         EmbeddedRedis(short_tmp_path, appendfsync="no")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="too long"):
         EmbeddedRedis(short_tmp_path / ("d" * 120))
+
+
+ORPHAN_MAKER = """
+import sys, time
+from olympus.store import EmbeddedRedis
+server = EmbeddedRedis(sys.argv[1], appendfsync="always", die_with_parent=False).start()
+print(server.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_an_orphaned_server_is_stopped_and_its_data_served_again(short_tmp_path: Path) -> None:
+    """A redis-server whose owner died (kill -9, and it was not made to die with it) still
+    holds the directory: the next start stops it gracefully and serves its AOF. A directory
+    whose owner still runs is refused."""
+    data = short_tmp_path / "data"
+    owner = subprocess.Popen(
+        [sys.executable, "-c", ORPHAN_MAKER, str(data)], stdout=subprocess.PIPE, text=True
+    )
+    assert owner.stdout is not None
+    orphan = int(owner.stdout.readline())
+    client = redis.Redis(unix_socket_path=str(data / "redis.sock"))
+    client.set("acknowledged", "yes")
+    client.close()
+    owner.kill()
+    owner.wait()
+    assert alive_pid(orphan), "the orphan should live on (die_with_parent=False)"
+
+    server = EmbeddedRedis(data, appendfsync="always").start()
+    try:
+        assert not alive_pid(orphan)
+        client = redis.Redis(unix_socket_path=str(server.socket_path))
+        assert client.get("acknowledged") == b"yes"
+        client.close()
+        with pytest.raises(RuntimeError, match="in use by a running process"):
+            EmbeddedRedis(data).start()  # its owner (this process) runs
+        assert server.running
+    finally:
+        server.stop()
+
+
+def test_the_server_dies_with_its_owner(short_tmp_path: Path) -> None:
+    data = short_tmp_path / "data"
+    maker = ORPHAN_MAKER.replace("die_with_parent=False", "die_with_parent=True")
+    owner = subprocess.Popen([sys.executable, "-c", maker, str(data)], stdout=subprocess.PIPE)
+    assert owner.stdout is not None
+    server_pid = int(owner.stdout.readline())
+    owner.kill()
+    owner.wait()
+    deadline = time.monotonic() + 30
+    while alive_pid(server_pid):
+        assert time.monotonic() < deadline, "redis-server outlived its owner"
+        time.sleep(0.02)
+
+
+def alive_pid(pid: int) -> bool:
+    return started_at(pid) is not None

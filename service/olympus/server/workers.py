@@ -15,19 +15,17 @@ embedded Redis, if any) and nothing else: it serves no request.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
 import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Callable
+
+from olympus.lifetime import die_with
 
 log = logging.getLogger("olympus.server.workers")
 
-PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 # A worker that dies sooner than this after its start is restarted only after this long, so
 # that a worker that cannot start (a bad setting) does not spin.
 RESTART_BACKOFF_SECONDS = 1.0
@@ -44,19 +42,6 @@ def listening_socket(host: str, port: int) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
-
-
-def die_with(parent: int, signum: int = signal.SIGTERM) -> Callable[[], None]:
-    """A ``preexec_fn``: the child gets ``signum`` when its parent dies (Linux), and exits at
-    once if the parent is already gone (the fork raced its death)."""
-
-    def preexec() -> None:
-        if sys.platform.startswith("linux"):
-            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
-        if os.getppid() != parent:
-            os._exit(1)
-
-    return preexec
 
 
 class Supervisor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
 import os
 import signal
 import subprocess
@@ -20,6 +21,8 @@ from types import TracebackType
 from typing import Literal, Self
 
 import redis
+
+from olympus.lifetime import alive, die_with, started_at
 
 AppendFsync = Literal["always", "everysec"]
 
@@ -89,6 +92,13 @@ class EmbeddedRedis:
     so an exclusive ``flock`` is taken and inherited by the child: it is held while either
     this object or the redis-server process is alive.
 
+    The server does not outlive the process that started it (``die_with_parent``: it gets
+    SIGTERM, fsyncs its AOF and exits, even after a ``kill -9`` of its owner). A server that
+    still holds the directory when a new one starts there is an orphan if the process that
+    started it is gone (``embedded-redis.owner`` names both, by pid and start time): it is
+    stopped the same graceful way, and the new one starts on its AOF. A directory whose owner
+    still runs is refused.
+
     Get a client with ``redis.asyncio.Redis.from_url(server.url)`` (or
     ``redis.Redis.from_url`` for sync code).
     """
@@ -99,12 +109,15 @@ class EmbeddedRedis:
         *,
         appendfsync: AppendFsync = "everysec",
         startup_timeout: float = 30.0,
+        die_with_parent: bool = True,
     ) -> None:
         if appendfsync not in ("always", "everysec"):
             raise ValueError(f"appendfsync must be 'always' or 'everysec', not {appendfsync!r}")
         self.data_dir = Path(data_dir).resolve()
         self.appendfsync: AppendFsync = appendfsync
         self.startup_timeout = startup_timeout
+        self.die_with_parent = die_with_parent
+        self.owner_path = self.data_dir / "embedded-redis.owner"
         self.socket_path = self.data_dir / "redis.sock"
         if len(os.fsencode(self.socket_path)) > _MAX_SOCKET_PATH:
             raise ValueError(
@@ -150,15 +163,59 @@ class EmbeddedRedis:
     def _acquire_lock(self) -> None:
         fd = os.open(self.data_dir / "embedded-redis.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            if not self._try_lock(fd):
+                self._stop_orphan()
+                if not self._try_lock(fd, wait=self.startup_timeout):
+                    raise RuntimeError(f"{self.data_dir} is still locked after stopping its orphan")
+        except BaseException:
             os.close(fd)
+            raise
+        self._lock_fd = fd
+
+    @staticmethod
+    def _try_lock(fd: int, wait: float = 0.0) -> bool:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.02)
+
+    def _stop_orphan(self) -> None:
+        """The directory is locked: stop its redis-server if the process that started it is
+        gone (SIGTERM: it fsyncs its AOF and exits, releasing the lock); refuse otherwise."""
+        try:
+            owner = json.loads(self.owner_path.read_text())
+            owner_pid, redis_pid = int(owner["owner"]), int(owner["redis"])
+            owner_start, redis_start = int(owner["owner_start"]), int(owner["redis_start"])
+        except (OSError, ValueError, KeyError, TypeError):
             pid_file = self.data_dir / "redis.pid"
             pid = pid_file.read_text().strip() if pid_file.exists() else "?"
             raise RuntimeError(
                 f"{self.data_dir} is in use by another redis-server (pid {pid})"
             ) from None
-        self._lock_fd = fd
+        if alive(owner_pid, owner_start):
+            raise RuntimeError(
+                f"{self.data_dir} is in use by a running process (pid {owner_pid}) and its "
+                f"redis-server (pid {redis_pid})"
+            )
+        if alive(redis_pid, redis_start):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(redis_pid, signal.SIGTERM)
+
+    def _write_owner(self) -> None:
+        assert self._proc is not None
+        owner, server = os.getpid(), self._proc.pid
+        record = {
+            "owner": owner,
+            "owner_start": started_at(owner),
+            "redis": server,
+            "redis_start": started_at(server),
+        }
+        self.owner_path.write_text(json.dumps(record) + "\n")
 
     def _release_lock(self) -> None:
         if self._lock_fd is not None:
@@ -188,8 +245,10 @@ class EmbeddedRedis:
                     # Own session: a Ctrl-C in the terminal must not kill the store before the
                     # service has shut down cleanly; the service stops it explicitly.
                     start_new_session=True,
+                    preexec_fn=die_with(os.getpid()) if self.die_with_parent else None,
                 )
             self._finalizer = weakref.finalize(self, _terminate, self._proc)
+            self._write_owner()
             self._wait_ready()
         except BaseException:
             self.kill()

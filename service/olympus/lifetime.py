@@ -1,0 +1,46 @@
+"""Child processes that do not outlive the process that started them, and proof of who that
+process was (a pid alone can be reused by the kernel).
+
+Used by ``olympus serve``: the embedded redis-server (store/redis_server.py) and the workers of
+``--workers N`` (server/workers.py) get SIGTERM when their parent dies, even by ``kill -9``.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Callable
+
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def die_with(parent: int, signum: int = signal.SIGTERM) -> Callable[[], None]:
+    """A ``preexec_fn``: the child gets ``signum`` when its parent dies (Linux; the parent is
+    the thread that forks, so fork from a thread that lives as long as the process), and exits
+    at once if the parent is already gone (the fork raced its death)."""
+
+    def preexec() -> None:
+        if sys.platform.startswith("linux"):
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signum)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return preexec
+
+
+def started_at(pid: int) -> int | None:
+    """When the process ``pid`` started (clock ticks since boot), None if there is none (or a
+    zombie): with the pid, it names one process for good."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return None if fields[0] == "Z" else int(fields[19])
+
+
+def alive(pid: int, start: int) -> bool:
+    """Whether the process that was ``pid`` started at ``start`` still runs."""
+    return start == started_at(pid)
