@@ -38,10 +38,10 @@ from process_harness import (
     wire_command,
 )
 from redis.asyncio import Redis
-from service_harness import Game, Oracle, WsClient, create_game, jsonable, setup_command
+from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat, setup_command
 
 from olympus.bots import pick_action
-from olympus.rules import Faction
+from olympus.rules import Faction, legal_actions
 from olympus.rules.observation import view
 from olympus.store import EmbeddedRedis, EventStore
 
@@ -578,3 +578,38 @@ async def test_kill_9_of_a_service_with_its_embedded_redis_then_a_restart(work_d
                 check_stream(player, oracle, faction)
     finally:
         server.stop()
+
+
+async def test_the_first_command_after_redis_returns_is_taken(
+    durable_cluster: Cluster, durable_redis: EmbeddedRedis
+) -> None:
+    """Redis dies under a serving process that holds several pooled connections: a command
+    meanwhile gets ``unavailable``; once ``/healthz`` says 200 again, the very next command (the
+    same one, resent under its id as the protocol says) is applied."""
+    [a] = await durable_cluster.start("a")
+    game = await new_game(a)
+    rng = random.Random(5)
+    for faction in Faction:
+        client = await seat(a.ws_url, game, faction)
+        assert (await client.command("setup", setup_command(rng, faction)))["type"] == "ack"
+    oracle = Oracle(durable_cluster.store, game.room)
+    state = await oracle.sync()
+    command = jsonable(legal_actions(state, state.turn)[0].wire)
+    mover = game.seats[state.turn]
+    async with httpx.AsyncClient(timeout=10) as http:  # several pooled Redis connections
+        views = [http.get(f"{a.url}/rooms/{game.room}/view") for _ in range(16)]
+        assert {r.status_code for r in await asyncio.gather(*views)} == {200}
+
+        durable_redis.kill()
+        down = await mover.command("m1", command)
+        assert (down["type"], down["code"]) == ("error", "unavailable"), down
+        await asyncio.to_thread(durable_redis.start)  # the same data dir: the AOF is replayed
+        for _ in range(1000):
+            if (await http.get(f"{a.url}/healthz")).status_code == 200:
+                break
+            await asyncio.sleep(0.02)
+        else:
+            pytest.fail("the process never became healthy again")
+    reply = await mover.command("m1", command)
+    assert reply["type"] == "ack", reply
+    assert (await oracle.sync()).version > state.version

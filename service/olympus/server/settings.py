@@ -59,6 +59,8 @@ class Settings:
     append_retries: int = 8
     redis_pool_size: int = 64
     redis_timeout: float = 10.0
+    # A Redis command whose connection failed is sent again this many times (services.py).
+    redis_retries: int = 3
     # Cyclic GC thresholds of an ``olympus serve`` process (gc.set_threshold); it also freezes
     # what it loaded at start. Python's defaults (700, 10, 10) promote every command's
     # short-lived objects (legal actions) to the old generation, whose full collections then
