@@ -440,8 +440,9 @@ class Room:
             if self.open:
                 self.settle()
         elif kind == "legal":
-            r.legal = message
-            self.optioned(message["seq"])
+            if message["actions"]:  # not a "nothing to do now" (``waiting``) or setup options
+                r.legal = message
+                self.optioned(message["seq"])
         elif kind == "ack":
             self.acked(message)
         elif kind == "error":

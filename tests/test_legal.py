@@ -30,6 +30,8 @@ from olympus.rules import (
     legal_actions,
     parse_command,
     random_legal_action,
+    setup_options,
+    waiting_reason,
 )
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
@@ -226,3 +228,18 @@ def test_listed_moves_are_every_move_decide_accepts() -> None:
 
 def wire(command: Command) -> dict[str, object]:
     return command.model_dump(mode="json", exclude={"side", "at_ms"})
+
+
+def test_a_seat_without_actions_is_told_why() -> None:
+    """Whenever a seat has nothing to do, ``waiting_reason`` says why, and when it waits for
+    the opponent, the opponent does have something to do."""
+    reasons = set()
+    for state in positions():
+        for side in Faction:
+            if legal_actions(state, side) or setup_options(state, side):
+                continue
+            reason = waiting_reason(state, side)
+            reasons.add(reason)
+            if reason.startswith("opponent_") and reason != "opponent_setup":
+                assert legal_actions(state, side.enemy), (reason, state)
+    assert {"opponent_turn", "committed", "opponent_choice"} <= reasons  # setup: service tests

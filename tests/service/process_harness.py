@@ -374,6 +374,8 @@ class Player:
             return
         if legal["seq"] != self.last_seq or legal["seq"] == self.acted_seq:
             return
+        if not legal["actions"]:  # nothing to do now (``waiting``), or a setup to submit
+            return
         if self.hold is not None and self.hold(legal):
             self.holding = legal
             return

@@ -12,8 +12,8 @@ from .decide import decide, execute
 from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
-from .legal import LegalAction, legal_actions, random_legal_action
-from .setup import create, random_placements
+from .legal import LegalAction, legal_actions, random_legal_action, waiting_reason
+from .setup import SetupRules, create, random_placements, setup_options
 from .state import GameState, Maneuver, Options, Phase
 
 _powers._load_characters()  # after the core modules: the powers hook into them
@@ -34,6 +34,7 @@ __all__ = [
     "Options",
     "Phase",
     "Realm",
+    "SetupRules",
     "create",
     "decide",
     "decode",
@@ -45,4 +46,6 @@ __all__ = [
     "random_legal_action",
     "random_placements",
     "replay",
+    "setup_options",
+    "waiting_reason",
 ]

@@ -420,6 +420,24 @@ def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
     return _moves(state, side) + _instead_of_moving(state, side)
 
 
+def waiting_reason(state: GameState, side: Faction) -> str:
+    """Why ``side`` has nothing to do, when ``legal_actions`` lists nothing for it (and it has
+    no setup to submit, ``setup_options``): said with the empty list, so that a client can tell
+    "nothing to do now" from "options still coming". Made of public facts only: the phase,
+    whose turn or choice it is, which sides have committed (their ``combat_committed`` events
+    reach everyone)."""
+    if state.phase is Phase.OVER:
+        return "game_over"
+    if state.phase is Phase.SETUP:
+        return "random_setup" if state.options.random_setup else "opponent_setup"
+    if state.pending:
+        return "opponent_choice"
+    if state.phase is Phase.COMBAT:
+        committed = state.combat is not None and side in state.combat.commitments
+        return "committed" if committed else "opponent_commits_first"
+    return "opponent_turn"
+
+
 def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> LegalAction | None:
     """One of ``legal_actions(state, side)`` at random, for playouts: None when there is none.
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
+from functools import cache
 
 from . import events as ev
 from .board import BOARD
@@ -31,19 +33,53 @@ def create(options: Options, token_seed: int = 0) -> list[ev.Event]:
     ]
 
 
+@dataclass(frozen=True, slots=True)
+class SetupRules:
+    """What one side's sealed setup is made of (R2): ``count`` of its ``characters`` (R1 order),
+    the ``leader`` always among them, each alone in a region of its realm (``regions``). The one
+    source of both the checks of ``submit_setup`` and the options a seat is sent."""
+
+    faction: Faction
+    characters: tuple[str, ...]
+    leader: str
+    regions: tuple[int, ...]
+    count: int
+
+
+@cache
+def setup_rules(faction: Faction) -> SetupRules:
+    return SetupRules(
+        faction,
+        ROSTER[faction],
+        LEADER[faction],
+        BOARD.realm_regions(faction.realm),
+        PICKED_PER_SIDE,
+    )
+
+
+def setup_options(state: GameState, faction: Faction) -> SetupRules | None:
+    """The side's setup rules while it may submit its setup, else None (play has begun, the
+    setup is drawn for both: Random Setup, or the side's is in already)."""
+    try:
+        _check_may_submit(state, faction)
+    except IllegalCommand:
+        return None
+    return setup_rules(faction)
+
+
 def check_placements(faction: Faction, placements: dict[str, int]) -> None:
+    rules = setup_rules(faction)
     for unit in placements:
         if unit not in BY_NAME:
             raise IllegalCommand("unknown_unit", f"There is no character called {unit!r}.")
-        if BY_NAME[unit].faction is not faction:
+        if unit not in rules.characters:
             raise IllegalCommand("not_your_unit", f"{unit} is not one of your characters.")
-    if len(placements) != PICKED_PER_SIDE:
-        raise IllegalCommand("setup_count", f"Pick exactly {PICKED_PER_SIDE} characters.")
-    if LEADER[faction] not in placements:
-        raise IllegalCommand("leader_missing", f"{LEADER[faction]} must always be picked.")
-    realm = set(BOARD.realm_regions(faction.realm))
+    if len(placements) != rules.count:
+        raise IllegalCommand("setup_count", f"Pick exactly {rules.count} characters.")
+    if rules.leader not in placements:
+        raise IllegalCommand("leader_missing", f"{rules.leader} must always be picked.")
     for unit, region in placements.items():
-        if region not in realm:
+        if region not in rules.regions:
             raise IllegalCommand("outside_realm", f"{unit} must start in your own realm.")
     if len(set(placements.values())) != len(placements):
         raise IllegalCommand("region_taken", "Each character starts in a region of its own.")
@@ -70,12 +106,16 @@ def _check_setup_phase(state: GameState) -> None:
         raise IllegalCommand("wrong_phase", "The setup is over.")
 
 
-def submit(d: Decision, faction: Faction, placements: dict[str, int]) -> None:
-    _check_setup_phase(d.state)
-    if d.state.options.random_setup:
+def _check_may_submit(state: GameState, faction: Faction) -> None:
+    _check_setup_phase(state)
+    if state.options.random_setup:
         raise IllegalCommand("random_setup", "This game uses Random Setup.")
-    if faction in d.state.setups:
+    if faction in state.setups:
         raise IllegalCommand("already_submitted", "Your setup is already in.")
+
+
+def submit(d: Decision, faction: Faction, placements: dict[str, int]) -> None:
+    _check_may_submit(d.state, faction)
     check_placements(faction, placements)
     d.emit(ev.SetupSubmitted(faction=faction, placements=dict(placements)))
     if len(d.state.setups) == 2:

@@ -17,7 +17,7 @@ from typing import Any
 import msgpack
 from pydantic import ValidationError
 
-from olympus.rules import Command, LegalAction, parse_command
+from olympus.rules import Command, LegalAction, SetupRules, parse_command
 from olympus.rules.commands import SERVICE_FIELDS
 from olympus.store import command_digest
 
@@ -125,8 +125,15 @@ def view(seq: int, position: Message) -> Message:
     return {"type": "view", "seq": seq, "view": position}
 
 
-def legal(seq: int, actions: list[LegalAction]) -> Message:
-    return {
+def legal(
+    seq: int,
+    actions: list[LegalAction],
+    setup: SetupRules | None = None,
+    waiting: str | None = None,
+) -> Message:
+    """A seat's options as of its message ``seq``: ``actions``; or, while it may submit its
+    setup, what a setup is made of (``setup``); or, with nothing to do, why (``waiting``)."""
+    message: Message = {
         "type": "legal",
         "seq": seq,
         "actions": [
@@ -138,6 +145,15 @@ def legal(seq: int, actions: list[LegalAction]) -> Message:
             for a in actions
         ],
     }
+    if setup is not None:
+        message["setup"] = {
+            "characters": [{"name": c, "leader": c == setup.leader} for c in setup.characters],
+            "regions": list(setup.regions),
+            "count": setup.count,
+        }
+    if waiting is not None:
+        message["waiting"] = waiting
+    return message
 
 
 def game_over(result: str | None, log: list[Message]) -> Message:

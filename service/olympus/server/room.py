@@ -35,6 +35,8 @@ from olympus.rules import (
     evolve,
     execute,
     legal_actions,
+    setup_options,
+    waiting_reason,
 )
 from olympus.rules.events import to_dict
 from olympus.rules.observation import observe_event, view
@@ -149,7 +151,7 @@ class RoomRuntime:
         self.lock = asyncio.Lock()
         self.last_used = time.monotonic()
         self.gone = False
-        self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame | None]] = {}
+        self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame]] = {}
         self._over_frames: dict[str, Frame] = {}
         self._dirty = False
         self._catch_up: asyncio.Task[None] | None = None
@@ -276,8 +278,9 @@ class RoomRuntime:
 
     # -- frames -----------------------------------------------------------------------------
 
-    def _legal_frame(self, seat: Faction, codec: Codec) -> Frame | None:
-        """The seat's ``legal`` frame now, cached per version and codec.
+    def _legal_frame(self, seat: Faction, codec: Codec) -> Frame:
+        """The seat's ``legal`` frame now, cached per version and codec: its actions, its
+        setup options, or why it has nothing to do.
 
         Only the encoded frame is kept, never the actions: they are thousands of objects per
         position, and kept until the room's next command they would outlive the young
@@ -286,10 +289,14 @@ class RoomRuntime:
         key = (seat, codec.name)
         cached = self._legal_frames.get(key)
         if cached is None or cached[0] != self.version:
-            actions = legal_actions(self.state, seat)
-            seq = self.feeds[seat].seq
-            frame = codec.encode(protocol.legal(seq, actions)) if actions else None
-            cached = (self.version, frame)
+            state, seq = self.state, self.feeds[seat].seq
+            if actions := legal_actions(state, seat):
+                message = protocol.legal(seq, actions)
+            elif setup := setup_options(state, seat):
+                message = protocol.legal(seq, [], setup=setup)
+            else:
+                message = protocol.legal(seq, [], waiting=waiting_reason(state, seat))
+            cached = (self.version, codec.encode(message))
             self._legal_frames[key] = cached
         return cached[1]
 
@@ -349,8 +356,7 @@ class RoomRuntime:
                 continue
             if sub.sent_seq != self.feeds[sub.audience].seq:
                 continue  # not up to date: impossible after _push_new, but never a stale legal
-            if frame := self._legal_frame(sub.audience, sub.codec):
-                sub.push(frame)
+            sub.push(self._legal_frame(sub.audience, sub.codec))
         over, self._over_due = self._over_due, set()
         for sub in over:
             if sub in self.subscribers:
@@ -414,8 +420,8 @@ class RoomRuntime:
             sub.push(codec.encode(protocol.view(feed.seq, view(self.state, sub.audience))))
         sub.sent_seq = feed.seq
         self._legal_due.discard(sub)
-        if sub.audience is not None and (frame := self._legal_frame(sub.audience, codec)):
-            sub.push(frame)
+        if sub.audience is not None:
+            sub.push(self._legal_frame(sub.audience, codec))
         if self.over and not self.base:
             sub.push(self._over_frame(codec))
         elif self.over:  # sent once the log is whole
