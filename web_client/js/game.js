@@ -9,12 +9,13 @@ import { describe } from "./text.js";
 import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs } from "./api.js";
 import {
-  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, enemyOf, byOrder,
+  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, PENDING_TEXT, enemyOf, byOrder,
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
   estimateHermesStep, sortNames, isPlain,
 } from "./actions.js";
+import { showYourMove, mayAskNotifications, askNotifications } from "./attention.js";
 import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDialogs } from "./ui.js";
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
@@ -23,6 +24,27 @@ let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
 const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
 const RESEND_MS = 500;
+
+/**
+ * What a side is doing now, from public facts only (the same for every audience): both sides
+ * choose during the setup and during sealed commitments; after a round only the side with a
+ * choice to make is choosing; in a turn, the side whose turn it is plays.
+ */
+export function sideState(m, f) {
+  if (m.phase === "over") return { key: "over", text: "", acting: false };
+  if (m.phase === "setup") {
+    return m.setup && m.setup.submitted[f] ? { key: "ready", text: "setup sealed", acting: false } : { key: "choosing", text: "placing…", acting: true };
+  }
+  if (m.pending) {
+    return m.pending.side === f
+      ? { key: "choosing", text: `choosing: ${PENDING_TEXT[m.pending.kind] || m.pending.kind}`, acting: true }
+      : { key: "waiting", text: "waiting", acting: false };
+  }
+  if (m.combat) {
+    return m.combat.committed[f] ? { key: "committed", text: "committed", acting: false } : { key: "choosing", text: "choosing…", acting: true };
+  }
+  return m.turn === f ? { key: "to-play", text: "to play", acting: true } : { key: "waiting", text: "waiting", acting: false };
+}
 
 export class GameScreen {
   constructor(root, { board, room, seat = null, token = null }) {
@@ -35,6 +57,7 @@ export class GameScreen {
     this.epoch = null;
     this.log = [];
     this.legal = [];
+    this.options = null; // the newest `legal` message about the position shown
     this.inflight = null;
     this.final = null;
     this.summary = null;
@@ -98,6 +121,7 @@ export class GameScreen {
     clearInterval(this.summaryTimer);
     closeDialogs();
     showConnection({ state: "idle" });
+    showYourMove(false);
     if (window.olympus === this) window.olympus = null;
   }
 
@@ -146,7 +170,10 @@ export class GameScreen {
         this.onEvent(msg);
         break;
       case "legal":
-        if (this.model && msg.seq === this.model.seq) this.legal = msg.actions;
+        if (this.model && msg.seq === this.model.seq) {
+          this.legal = msg.actions;
+          this.options = msg; // with `setup` (what to place) or `waiting` (why nothing)
+        }
         break;
       case "ack":
         if (this.inflight && this.inflight.id === msg.id) this.inflight = null;
@@ -285,6 +312,12 @@ export class GameScreen {
   }
 
   // --- what I may do now ---------------------------------------------------------------------
+
+  /** Whether the seat is to act now: it has actions, or a setup to submit, and sent nothing yet. */
+  get yourMove() {
+    const o = this.options;
+    return Boolean(this.seat && o && this.model && o.seq === this.model.seq && (o.actions.length || o.setup) && !this.inflight);
+  }
 
   get myTurnActions() {
     return this.legal.filter((a) => TURN_TYPES.has(a.command.type));
@@ -551,6 +584,8 @@ export class GameScreen {
     game.dataset.turnNumber = m ? String(m.turn_number) : "0";
     game.dataset.turn = m ? m.turn : "";
     game.dataset.myTurn = this.myTurnActions.length ? "true" : "false";
+    game.dataset.yourMove = this.yourMove ? "true" : "false";
+    showYourMove(this.yourMove, m ? this.turnText() : "");
     game.dataset.inflight = this.inflight ? "true" : "false";
     game.dataset.combat = m && m.combat ? "true" : "false";
     game.dataset.selection = sortNames(this.ui.selected).join(",");
@@ -585,6 +620,9 @@ export class GameScreen {
             this.ui.enemyKnows = !this.ui.enemyKnows;
             this.queueRender();
           }, "Mark which of your units the enemy can identify")
+        : null,
+      this.seat && mayAskNotifications()
+        ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, "🔔 Tell me when it's my move")
         : null,
       this.final ? h("span", { class: "tool-note" }, "Final position, everything revealed") : null,
     );
@@ -635,16 +673,18 @@ export class GameScreen {
       replace(this.els.status, h("p", {}, "Connecting…"));
       return;
     }
-    const rows = FACTIONS.map((f) =>
-      h(
+    const rows = FACTIONS.map((f) => {
+      const state = sideState(m, f);
+      return h(
         "div",
-        { class: ["score", `side-${f}`, m.turn === f && m.phase !== "setup" && m.phase !== "over" ? "active" : null], dataset: { side: f } },
+        { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
         h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`),
+        state.text ? h("span", { class: "side-state", dataset: { state: state.key } }, state.text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
         h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
         h("span", { class: "clock", dataset: { clockSide: f } }),
-      ),
-    );
+      );
+    });
     replace(this.els.status, h("div", { id: "turn-indicator", class: "turn-indicator", dataset: { turn: m.turn, phase: m.phase } }, this.turnText()), ...rows, this.variantLine());
     this.renderClocks();
   }
