@@ -222,7 +222,12 @@ class _Group(NamedTuple):
 
     @property
     def destinations(self) -> tuple[int, ...]:
-        return _FLIGHTS[self.origin] if self.fly else _STEPS[self.origin]
+        return _destinations(self.origin, self.fly)
+
+
+def _destinations(origin: int, fly: bool) -> tuple[int, ...]:
+    """Where a group from ``origin`` may try to go: each neighbour, or by flight everywhere."""
+    return _FLIGHTS[origin] if fly else _STEPS[origin]
 
 
 def _moves(state: GameState, side: Faction) -> list[LegalAction]:
@@ -460,7 +465,7 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
     slots = [
         (g, to)
         for g, (units, fly) in enumerate(groups)
-        for to in (_FLIGHTS if fly else _STEPS)[state.positions[units[0]]]
+        for to in _destinations(state.positions[units[0]], fly)
     ]
     judged: dict[int, _Group] = {}
     revealers = _revealers(state, side)
