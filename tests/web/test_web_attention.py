@@ -9,8 +9,15 @@ TITLE = "Storm over Olympus"
 YOUR_MOVE = f"● Your move — {TITLE}"
 
 
+BOX = "#status-panel .score"  # each side's box
+
+
 def side_state(page, side: str) -> str:
-    return page.get_attribute(f"#status-panel .score[data-side={side}]", "data-state")
+    return page.get_attribute(f"{BOX}[data-side={side}]", "data-state")
+
+
+def wait_side_state(page, side: str, state: str) -> None:
+    page.wait_for_selector(f"{BOX}[data-side={side}][data-state={state}]")
 
 
 def icon(page) -> str:
@@ -35,10 +42,7 @@ def test_the_tab_and_the_side_boxes_say_whose_move_it_is(new_page, web_server) -
     olympians.wait_for_selector("#setup-waiting")
     wait_title(olympians, TITLE)  # sealed: nothing to do until the opponent is in
     assert side_state(olympians, "olympians") == "ready"
-    chthonians.wait_for_function(
-        "() => document.querySelector('#status-panel .score[data-side=olympians]').dataset.state"
-        " === 'ready'"
-    )
+    wait_side_state(chthonians, "olympians", "ready")
     assert chthonians.title() == YOUR_MOVE
     assert icon(olympians) != icon(chthonians)
 
@@ -49,9 +53,8 @@ def test_the_tab_and_the_side_boxes_say_whose_move_it_is(new_page, web_server) -
     wait_title(chthonians, YOUR_MOVE)  # the Chthonians begin
     wait_title(olympians, TITLE)
     for page in (olympians, chthonians):
-        page.wait_for_function(
-            "() => document.querySelector('#status-panel .score[data-side=chthonians]').dataset.state"
-            " === 'to-play'"
-        )
+        wait_side_state(page, "chthonians", "to-play")
         assert side_state(page, "olympians") == "waiting"
-        assert "to play" in page.inner_text("#status-panel .score[data-side=chthonians] .side-state")
+        assert "to play" in page.inner_text(
+            "#status-panel .score[data-side=chthonians] .side-state"
+        )
