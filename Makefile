@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: serve test lint bench scenarios clean browser
+.PHONY: serve test lint bench scenarios clean browser redis
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 serve: $(STAMP)
 	$(BIN)/olympus serve
 
-test: $(STAMP) browser
+test: $(STAMP) browser redis
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
@@ -22,6 +22,11 @@ test: $(STAMP) browser
 browser:
 	@test -x /usr/bin/chromium || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+# The Redis Cluster tests run Debian's redis-server (7.x): 3 masters + 3 replicas on loopback.
+redis:
+	@test -x /usr/bin/redis-server -a -x /usr/bin/redis-cli || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -22,7 +22,14 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--redis-url",
         default=os.environ.get("REDIS_URL"),
-        help="Redis to use (default $REDIS_URL; none: an embedded Redis in the data dir)",
+        help="Redis to use (default $REDIS_URL; none: an embedded Redis in the data dir);"
+        " a Redis Cluster as redis+cluster://HOST:PORT[,HOST:PORT...]",
+    )
+    serve.add_argument(
+        "--redis-cluster",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        default=None,
+        help="a Redis Cluster, by some of its nodes (the same as --redis-url redis+cluster://...)",
     )
     serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
     serve.add_argument(

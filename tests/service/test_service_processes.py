@@ -37,12 +37,14 @@ from process_harness import (
     wait_until,
     wire_command,
 )
-from redis.asyncio import Redis
+from redis_cluster_harness import LocalCluster
 from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat, setup_command
 
 from olympus.bots import pick_action
 from olympus.rules import Faction, legal_actions
 from olympus.rules.observation import view
+from olympus.server import Settings
+from olympus.server.redis_clients import cluster_url, command_client
 from olympus.store import EmbeddedRedis, EventStore
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
@@ -58,7 +60,8 @@ class Cluster:
         self.work_dir = work_dir
         self.processes: list[ServerProcess] = []
         self.players: list[Player] = []
-        self.redis = Redis.from_url(redis_url, decode_responses=False, socket_timeout=10)
+        # The service's own client: one Redis, or a Redis Cluster (redis+cluster://…).
+        self.redis = command_client(Settings(redis_url=redis_url))
         self.store = EventStore(self.redis, prefix=self.prefix)
 
     async def start(self, *names: str) -> list[ServerProcess]:
@@ -613,3 +616,39 @@ async def test_the_first_command_after_redis_returns_is_taken(
     reply = await mover.command("m1", command)
     assert reply["type"] == "ack", reply
     assert (await oracle.sync()).version > state.version
+
+
+# -- on a Redis Cluster -----------------------------------------------------------------------
+
+
+async def test_a_game_over_two_processes_on_a_redis_cluster(
+    redis_cluster: LocalCluster, work_dir: Path
+) -> None:
+    """``olympus serve --redis-cluster``: two processes, seats and spectators spread over
+    both, a whole game on a cluster of 3 masters and 3 replicas; every stream is the log's."""
+    async with cluster_on(cluster_url(redis_cluster.startup), work_dir) as cluster:
+        a, b = await cluster.start("a", "b")
+        game = await new_game(a)
+        seats = await cluster.seats(game, {OLY: [a.ws_url], CHT: [b.ws_url]})
+        spectators = [
+            await cluster.player(name, game.room, game.epoch, [server.ws_url])
+            for name, server in (("spec-a", a), ("spec-b", b))
+        ]
+        await setups(seats)
+        players = [*seats.values(), *spectators]
+        await play_to_the_end(cluster, players)
+
+        oracle = Oracle(cluster.store, game.room)
+        await oracle.sync()
+        assert oracle.state.result is not None
+        for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT])):
+            check_stream(player, oracle, audience)
+            check_refusals(player)
+        for spectator in spectators:
+            check_stream(spectator, oracle, None)
+        await check_commands(cluster, oracle, list(seats.values()))
+        await check_final_view([a, b], oracle)
+        # Every key of the room is on one master: its scripts never cross slots.
+        keys = cluster.store.keys(game.room)
+        owners = {redis_cluster.master_of(k).port for k in (keys.meta, keys.events, keys.commands)}
+        assert len(owners) == 1

@@ -8,14 +8,23 @@ from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from olympus.store import EmbeddedRedis, EventStore
 
 
-@pytest.fixture
-async def redis_client(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
+@pytest.fixture(params=["redis", "cluster"])
+async def redis_client(
+    request: pytest.FixtureRequest, redis_server: EmbeddedRedis
+) -> AsyncIterator[Redis | RedisCluster]:
+    """The same store suite on one Redis and on a Redis Cluster (3 masters + 3 replicas)."""
     # Created inside the test's event loop: asyncio connections must not cross loops.
-    client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
+    client: Redis | RedisCluster
+    if request.param == "cluster":
+        cluster = request.getfixturevalue("redis_cluster")
+        client = RedisCluster.from_url(f"redis://{cluster.nodes[0].address}", socket_timeout=10)
+    else:
+        client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
     yield client
     await client.aclose()
 

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.exceptions import RedisError
 
 from olympus.store import EventStore
@@ -41,8 +42,8 @@ ControlHandler = Callable[[dict[str, Any]], None]
 class Fanout:
     def __init__(
         self,
-        redis: Redis,
-        pubsub_redis: Redis,
+        redis: Redis | RedisCluster,
+        pubsub_clients: list[Redis],
         store: EventStore,
         registry: RoomRegistry,
         prefix: str,
@@ -52,7 +53,10 @@ class Fanout:
         self.store = store
         self.registry = registry
         self.metrics = metrics
-        self.pubsub = pubsub_redis.pubsub()
+        # Where the pub/sub connection may go, tried in turn after a loss (redis_clients.py).
+        self._pubsub_clients = pubsub_clients
+        self._pubsub_at = 0
+        self.pubsub = pubsub_clients[0].pubsub()
         self.control_channel = f"{prefix}:ctl".encode()
         self.control_handlers: list[ControlHandler] = []
         self.channels: dict[bytes, str] = {}  # hint channel -> room id
@@ -95,9 +99,15 @@ class Fanout:
 
     # -- the reader -------------------------------------------------------------------------
 
+    def _next_node(self) -> None:
+        """After a loss: resubscribe through the next client (another node of a cluster; the
+        one Redis again otherwise)."""
+        self._pubsub_at = (self._pubsub_at + 1) % len(self._pubsub_clients)
+
     async def _resubscribe(self) -> None:
         async with self._lock:
             await self.pubsub.aclose()  # drop the old connection and its subscriptions
+            self.pubsub = self._pubsub_clients[self._pubsub_at].pubsub()
             await self.pubsub.subscribe(self.control_channel, *self.channels)
             self.connected = True
 
@@ -116,6 +126,7 @@ class Fanout:
             except (RedisError, OSError) as error:
                 self.connected = False
                 self.metrics.pubsub_reconnects.inc()
+                self._next_node()
                 log.warning("pub/sub connection lost", extra={"error": repr(error)})
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)

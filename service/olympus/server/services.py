@@ -12,11 +12,6 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from redis import exceptions as redis_errors
-from redis.asyncio import BlockingConnectionPool, Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
-
 from olympus.rules import Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
 from olympus.store import EventStore
@@ -28,6 +23,7 @@ from .fanout import Fanout
 from .legal_queue import LegalQueue
 from .lobby import Lobby, Seated
 from .metrics import ServiceMetrics
+from .redis_clients import command_client, pubsub_clients
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
@@ -41,46 +37,22 @@ log = logging.getLogger("olympus.server")
 RANDOM_SETUP_ID = "sys:random-setup"
 
 
-def _redis(url: str, settings: Settings, size: int, retries: int) -> Redis:
-    """A client on a blocking pool (it waits for a free connection instead of raising when all
-    are busy) whose commands are tried again ``retries`` times, on a fresh connection, when
-    the connection fails or Redis is still loading its AOF after a restart: the first command
-    after Redis returns must not be refused because its pooled connection died with the old
-    server. Trying again is safe for what the service sends: appends name their command id
-    (a repeat is a duplicate), everything else is a read or sets a value again. The pub/sub
-    connection gets none: the fan-out notices its loss itself, resubscribes and reads what
-    it missed (fanout.py), which a silent reconnect inside redis-py would skip."""
-    retry = Retry(
-        ExponentialBackoff(cap=1.0, base=0.05),
-        retries,
-        supported_errors=(redis_errors.ConnectionError, redis_errors.BusyLoadingError),
-    )
-    pool = BlockingConnectionPool.from_url(
-        url,
-        max_connections=size,
-        timeout=settings.redis_timeout,
-        socket_timeout=settings.redis_timeout,
-        socket_connect_timeout=settings.redis_timeout,
-        decode_responses=False,
-        retry=retry,
-        retry_on_error=[redis_errors.ConnectionError, redis_errors.BusyLoadingError],
-    )
-    return Redis.from_pool(pool)
-
-
 class Services:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = ServiceMetrics()
-        self.redis = _redis(
-            settings.redis_url, settings, settings.redis_pool_size, settings.redis_retries
-        )
-        self.pubsub_redis = _redis(settings.redis_url, settings, 2, retries=0)
+        self.redis = command_client(settings)
+        self.pubsub_clients = pubsub_clients(settings)
         self.store = EventStore(self.redis, prefix=settings.prefix)
         self.legal_queue = LegalQueue()
         self.registry = RoomRegistry(self.store, settings, self.metrics, self.legal_queue)
         self.fanout = Fanout(
-            self.redis, self.pubsub_redis, self.store, self.registry, settings.prefix, self.metrics
+            self.redis,
+            self.pubsub_clients,
+            self.store,
+            self.registry,
+            settings.prefix,
+            self.metrics,
         )
         self.clocks = Clocks(self.redis, self.registry, settings, self.metrics)
         self.snapshotter = Snapshotter(self.store, settings.snapshot_every)
@@ -139,7 +111,8 @@ class Services:
         await self.clocks.stop()
         await self.fanout.stop()
         await self.snapshotter.stop()  # after whatever may still append
-        await self.pubsub_redis.aclose()
+        for client in self.pubsub_clients:
+            await client.aclose()
         await self.redis.aclose()
 
     async def _janitor_loop(self) -> None:

@@ -6,6 +6,9 @@ Queued during one turn of the event loop and sent together in a non-transactiona
 they share one connection, one send and one read: ~45 µs each at 500 concurrent rooms. Each
 call still gets its own result or its own error; Redis runs each script atomically as before,
 and a pipeline is not a transaction, so one call's failure does not touch the others.
+
+On a Redis Cluster the calls of a turn go out together but one by one (redis-py's cluster
+client refuses scripts in its pipelines): each to the master of its room's slot.
 """
 
 from __future__ import annotations
@@ -15,15 +18,18 @@ from collections.abc import Sequence
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
+Queued = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]  # keys, args, its result
+
 
 class ScriptBatcher:
-    def __init__(self, redis: Redis, script: AsyncScript) -> None:
+    def __init__(self, redis: Redis | RedisCluster, script: AsyncScript) -> None:
         self.redis = redis
         self.script = script
-        self._queued: list[tuple[Sequence[Any], Sequence[Any], asyncio.Future[Any]]] = []
+        self._queued: list[Queued] = []
         self._flushes: set[asyncio.Task[None]] = set()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
@@ -38,6 +44,9 @@ class ScriptBatcher:
 
     async def _flush(self) -> None:
         batch, self._queued = self._queued, []
+        if isinstance(self.redis, RedisCluster):
+            await self._one_by_one(batch)
+            return
         try:
             # EVALSHA, not the script object: in a pipeline, redis-py would ask SCRIPT EXISTS
             # first, every time (a round trip of its own). A script Redis does not know (a
@@ -69,3 +78,23 @@ class ScriptBatcher:
             for *_, result in batch:  # (no caller may wait forever)
                 if not result.done():
                     result.set_exception(error)
+
+    async def _one_by_one(self, batch: list[Queued]) -> None:
+        async def call(
+            keys: Sequence[Any], args: Sequence[Any], result: asyncio.Future[Any]
+        ) -> None:
+            try:
+                reply = await self.script(keys=keys, args=args)
+            except Exception as error:
+                if not result.done():
+                    result.set_exception(error)
+            else:
+                if not result.done():
+                    result.set_result(reply)
+
+        try:
+            await asyncio.gather(*(call(*queued) for queued in batch))
+        except asyncio.CancelledError:
+            for *_, result in batch:
+                result.cancel()
+            raise

@@ -1,0 +1,92 @@
+"""How the service talks to Redis: one server (``redis://…``, ``unix://…``) or a Redis Cluster
+(``redis+cluster://host:port[,host:port…]``, what ``olympus serve --redis-cluster`` passes).
+
+Commands go through one client with a connection pool (for a cluster, redis-py's
+``RedisCluster``, which routes each command to the master of its key's slot and follows
+``MOVED``/``ASK``). Every key of a room carries the ``{room}`` hash tag, so each room's scripts
+run on one node; the few global keys share the ``{rooms}`` tag (docs/operations.md says why
+they may stay on one node).
+
+Pub/sub is a separate connection to one node. On a cluster, a classic ``PUBLISH`` (the append
+script's hint) reaches the subscribers of every node, so any node will do, and the fan-out
+moves to the next one when its node is lost (``pubsub_clients``).
+"""
+
+from __future__ import annotations
+
+from redis import exceptions as redis_errors
+from redis.asyncio import BlockingConnectionPool, Redis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+
+from .settings import Settings
+
+CLUSTER_SCHEME = "redis+cluster://"
+RETRIED = (redis_errors.ConnectionError, redis_errors.BusyLoadingError)
+
+
+def cluster_url(nodes: str) -> str:
+    """``host:port[,host:port…]`` as the service's Redis URL."""
+    return CLUSTER_SCHEME + nodes
+
+
+def cluster_nodes(url: str) -> list[tuple[str, int]] | None:
+    """The startup nodes of a cluster URL, None for a single Redis."""
+    if not url.startswith(CLUSTER_SCHEME):
+        return None
+    nodes = []
+    for part in url[len(CLUSTER_SCHEME) :].split(","):
+        host, _, port = part.strip().rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"a cluster node is host:port, not {part!r}")
+        nodes.append((host, int(port)))
+    return nodes
+
+
+def _retry(retries: int) -> Retry:
+    return Retry(ExponentialBackoff(cap=1.0, base=0.05), retries, supported_errors=RETRIED)
+
+
+def command_client(settings: Settings) -> Redis | RedisCluster:
+    """The client for every command but pub/sub. Its commands are tried again, on a fresh
+    connection, when the connection fails or Redis is still loading its AOF after a restart:
+    the first command after Redis returns must not be refused because its pooled connection
+    died with the old server. Trying again is safe for what the service sends: appends name
+    their command id (a repeat is a duplicate), everything else is a read or sets a value
+    again."""
+    nodes = cluster_nodes(settings.redis_url)
+    if nodes is not None:
+        return RedisCluster(
+            startup_nodes=[ClusterNode(host, port) for host, port in nodes],
+            socket_timeout=settings.redis_timeout,
+            socket_connect_timeout=settings.redis_timeout,
+            max_connections=settings.redis_pool_size,
+            retry=_retry(settings.redis_retries),
+            decode_responses=False,
+        )
+    return _single(settings.redis_url, settings, settings.redis_pool_size, settings.redis_retries)
+
+
+def pubsub_clients(settings: Settings) -> list[Redis]:
+    """Clients for the pub/sub connection, tried in turn: the one Redis, or each startup node
+    of a cluster. None retries inside redis-py: the fan-out notices a lost connection itself,
+    resubscribes and reads what it missed (fanout.py), which a silent reconnect would skip."""
+    nodes = cluster_nodes(settings.redis_url)
+    urls = [settings.redis_url] if nodes is None else [f"redis://{h}:{p}" for h, p in nodes]
+    return [_single(url, settings, 2, retries=0) for url in urls]
+
+
+def _single(url: str, settings: Settings, size: int, retries: int) -> Redis:
+    # A blocking pool waits for a free connection instead of raising when all are busy.
+    pool = BlockingConnectionPool.from_url(
+        url,
+        max_connections=size,
+        timeout=settings.redis_timeout,
+        socket_timeout=settings.redis_timeout,
+        socket_connect_timeout=settings.redis_timeout,
+        decode_responses=False,
+        retry=_retry(retries),
+        retry_on_error=list(RETRIED),
+    )
+    return Redis.from_pool(pool)

@@ -1,0 +1,187 @@
+"""A real Redis Cluster for the tests: 3 masters + 3 replicas of Debian's ``redis-server`` (7.x)
+on free loopback ports, each with its AOF (``appendfsync always``) in a directory of its own.
+
+``make test`` installs ``redis-server`` when it is missing, as it installs Chromium. The nodes
+are this process's children and die with it (``PR_SET_PDEATHSIG``), so an interrupted run
+leaves none behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from olympus.lifetime import die_with
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
+BUS_OFFSET = 10_000  # a cluster node also listens on its port + 10000 (the cluster bus)
+
+
+def available() -> bool:
+    return os.access(REDIS_SERVER, os.X_OK) and os.access(REDIS_CLI, os.X_OK)
+
+
+def _free_ports(count: int) -> list[int]:
+    """Ports p with p and p + 10000 free on loopback (asked of the kernel, not guessed)."""
+    ports: list[int] = []
+    while len(ports) < count:
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port + BUS_OFFSET > 65535 or port in ports:
+            continue
+        with socket.socket() as bus:
+            try:
+                bus.bind(("127.0.0.1", port + BUS_OFFSET))
+            except OSError:
+                continue
+        ports.append(port)
+    return ports
+
+
+@dataclass
+class Node:
+    port: int
+    directory: Path
+    proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        conf = self.directory / "redis.conf"
+        conf.write_text(
+            "\n".join(
+                [
+                    "bind 127.0.0.1",
+                    f"port {self.port}",
+                    "protected-mode no",
+                    "cluster-enabled yes",
+                    "cluster-config-file nodes.conf",
+                    "cluster-node-timeout 1000",
+                    "cluster-replica-validity-factor 0",
+                    f"dir {self.directory}",
+                    "appendonly yes",
+                    "appendfsync always",
+                    'save ""',
+                    "daemonize no",
+                    f"logfile {self.directory / 'redis.log'}",
+                ]
+            )
+            + "\n"
+        )
+        self.proc = subprocess.Popen(
+            [REDIS_SERVER, str(conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=die_with(os.getpid()),
+        )
+
+    def cli(self, *args: str) -> str:
+        result = subprocess.run(
+            [REDIS_CLI, "-p", str(self.port), *args], capture_output=True, text=True, timeout=30
+        )
+        return result.stdout
+
+    def kill(self) -> None:
+        """``kill -9``: the node is gone at once."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+@dataclass
+class LocalCluster:
+    directory: Path
+    masters: int = 3
+    replicas: int = 1
+    nodes: list[Node] = field(default_factory=list)
+
+    def start(self, timeout: float = 60.0) -> LocalCluster:
+        ports = _free_ports(self.masters * (1 + self.replicas))
+        self.nodes = [Node(port, self.directory / str(port)) for port in ports]
+        for node in self.nodes:
+            node.start()
+        deadline = time.monotonic() + timeout
+        for node in self.nodes:
+            while node.cli("ping").strip() != "PONG":
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"redis-server on {node.port} did not start")
+                time.sleep(0.05)
+        subprocess.run(
+            [
+                REDIS_CLI,
+                *("--cluster", "create", *(n.address for n in self.nodes)),
+                *("--cluster-replicas", str(self.replicas), "--cluster-yes"),
+            ],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        )
+        self.wait_ok(deadline)
+        return self
+
+    def wait_ok(self, deadline: float) -> None:
+        """Until every live node says the cluster is ok and knows every master."""
+        while True:
+            states = [n.cli("cluster", "info") for n in self.live]
+            if all("cluster_state:ok" in s for s in states):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the cluster is not ok: {states}")
+            time.sleep(0.1)
+
+    @property
+    def live(self) -> list[Node]:
+        return [n for n in self.nodes if n.proc is not None and n.proc.poll() is None]
+
+    @property
+    def startup(self) -> str:
+        """The nodes as ``olympus serve --redis-cluster`` takes them."""
+        return ",".join(n.address for n in self.nodes)
+
+    def master_of(self, key: str) -> Node:
+        """The live master that serves ``key``'s slot now."""
+        slot = int(self.live[0].cli("cluster", "keyslot", key).strip())
+        for node in self.live:
+            for row in node.cli("cluster", "nodes").splitlines():
+                fields = row.split()
+                if "myself" in fields[2] and "master" in fields[2] and _owns(fields, slot):
+                    return node
+        raise LookupError(f"no live master serves slot {slot}")
+
+    def stop(self) -> None:
+        for node in self.nodes:
+            node.stop()
+        with contextlib.suppress(OSError):
+            shutil.rmtree(self.directory)
+
+
+def _owns(fields: list[str], slot: int) -> bool:
+    """Whether a ``CLUSTER NODES`` row (split) lists ``slot`` among its ranges."""
+    for part in fields[8:]:
+        if part.startswith("["):
+            continue
+        low, _, high = part.partition("-")
+        if int(low) <= slot <= int(high or low):
+            return True
+    return False
