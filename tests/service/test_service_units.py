@@ -210,7 +210,8 @@ async def test_a_process_is_overloaded_while_a_room_waits_longer_than_the_thresh
         assert services.overloaded
     finally:
         await services.redis.aclose()
-        await services.pubsub_redis.aclose()
+        for client in services.pubsub_clients:
+            await client.aclose()
 
 
 def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
