@@ -70,6 +70,7 @@ class Node:
                     "cluster-config-file nodes.conf",
                     "cluster-node-timeout 1000",
                     "cluster-replica-validity-factor 0",
+                    "repl-diskless-sync-delay 0",  # replicas in sync at once, not after 5 s
                     f"dir {self.directory}",
                     "appendonly yes",
                     "appendfsync always",
@@ -138,7 +139,21 @@ class LocalCluster:
             timeout=60,
         )
         self.wait_ok(deadline)
+        self.wait_synced(deadline)
         return self
+
+    def wait_synced(self, deadline: float) -> None:
+        """Until every replica's link to its master is up (its initial sync done)."""
+        while True:
+            infos = [n.cli("info", "replication") for n in self.live]
+            replicas = [i for i in infos if "role:slave" in i]
+            if len(replicas) == self.masters * self.replicas and all(
+                "master_link_status:up" in i for i in replicas
+            ):
+                return
+            if time.monotonic() > deadline:
+                raise TimeoutError("the replicas did not sync")
+            time.sleep(0.05)
 
     def wait_ok(self, deadline: float) -> None:
         """Until every live node says the cluster is ok and knows every master."""
@@ -168,6 +183,18 @@ class LocalCluster:
                 if "myself" in fields[2] and "master" in fields[2] and _owns(fields, slot):
                     return node
         raise LookupError(f"no live master serves slot {slot}")
+
+    def wait_served(self, key: str, timeout: float = 60.0) -> Node:
+        """Until a live master serves ``key``'s slot (after a failover: the promoted replica)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            with contextlib.suppress(LookupError):
+                master = self.master_of(key)
+                self.wait_ok(deadline)
+                return master
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no live master serves {key!r}")
+            time.sleep(0.1)
 
     def stop(self) -> None:
         for node in self.nodes:
