@@ -1,0 +1,82 @@
+"""The Kubernetes manifests: the kustomization rendered and every object validated against the
+Kubernetes schemas, offline (``kubernetes-validate`` ships them), and the objects agree with each
+other: what the service is told to reach exists, every selector selects something."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+K8S = Path(__file__).resolve().parents[1] / "k8s"
+VERSION = "1.30"
+
+
+def render() -> list[dict[str, Any]]:
+    """The objects of ``k8s/kustomization.yaml``. It lists resources and nothing else: a
+    kustomize feature used there later must be rendered here too (this fails until it is)."""
+    kustomization = yaml.safe_load((K8S / "kustomization.yaml").read_text())
+    assert set(kustomization) <= {"apiVersion", "kind", "resources"}, kustomization
+    objects = []
+    for resource in kustomization["resources"]:
+        objects += [d for d in yaml.safe_load_all((K8S / resource).read_text()) if d]
+    return objects
+
+
+def by_kind(objects: list[dict[str, Any]], kind: str) -> dict[str, dict[str, Any]]:
+    return {o["metadata"]["name"]: o for o in objects if o["kind"] == kind}
+
+
+def test_every_object_is_valid_kubernetes() -> None:
+    objects = render()
+    assert len(objects) >= 9
+    for obj in objects:
+        kubernetes_validate.validate(obj, VERSION, strict=True)
+
+
+def test_the_validator_refuses_a_broken_object() -> None:
+    deployment = by_kind(render(), "Deployment")["olympus"]
+    broken = {**deployment, "spec": {**deployment["spec"], "replicas": "three"}}
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(broken, VERSION, strict=True)
+
+
+def test_the_objects_agree() -> None:
+    objects = render()
+    deployment = by_kind(objects, "Deployment")["olympus"]
+    redis = by_kind(objects, "StatefulSet")["redis-cluster"]
+    pods = {
+        f"{redis['metadata']['name']}-{i}.{redis['spec']['serviceName']}"
+        for i in range(redis["spec"]["replicas"])
+    }
+    assert redis["spec"]["replicas"] == 6  # 3 masters + 3 replicas
+    assert redis["spec"]["serviceName"] in by_kind(objects, "Service")
+    # The service is started on the cluster, through nodes that exist.
+    [container] = deployment["spec"]["template"]["spec"]["containers"]
+    args = container["args"]
+    nodes = args[args.index("--redis-cluster") + 1].split(",")
+    assert {n.rsplit(":", 1)[0] for n in nodes} <= pods
+    assert container["readinessProbe"]["httpGet"]["path"] == "/healthz"  # follows Redis
+    # The cluster-creating Job names every node.
+    job = by_kind(objects, "Job")["redis-cluster-create"]
+    script = job["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    assert "--cluster-replicas 1" in script and "0 1 2 3 4 5" in script
+    # Every selector selects pods of a workload; the autoscaler scales the Deployment.
+    labels = [
+        w["spec"]["template"]["metadata"]["labels"]
+        for w in (
+            *by_kind(objects, "Deployment").values(),
+            *by_kind(objects, "StatefulSet").values(),
+        )
+    ]
+    for kind in ("Service", "PodDisruptionBudget"):
+        for obj in by_kind(objects, kind).values():
+            selector = obj["spec"]["selector"]
+            wanted = selector.get("matchLabels", selector)
+            assert any(wanted.items() <= found.items() for found in labels), obj["metadata"]
+    hpa = by_kind(objects, "HorizontalPodAutoscaler")["olympus"]
+    assert hpa["spec"]["scaleTargetRef"]["name"] == "olympus"
+    assert "replicas" not in deployment["spec"]  # the autoscaler owns the count
