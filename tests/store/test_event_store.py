@@ -21,6 +21,8 @@ from olympus.store import (
     EventsTrimmed,
     IdReused,
     LogDiverged,
+    NotReplicated,
+    Replicated,
     RoomExists,
     RoomNotFound,
     Snapshot,
@@ -570,3 +572,28 @@ async def test_room_status_index(store: EventStore) -> None:
         await store.delete_room(r)
     assert await store.list_rooms() == {}
     assert await store.rooms_by_status("open") == []
+
+
+async def test_appends_can_wait_for_replicas(redis_client: Any, room_id: str) -> None:
+    """``Replicated(n)``: an append is confirmed once n replicas have it (WAIT on its own
+    connection), else it fails with ``NotReplicated`` though it is applied on the master, and
+    sending it again finds it applied. The test cluster has one replica per master; the single
+    Redis none."""
+    replicas = 0 if isinstance(redis_client, Redis) else 1
+    confirmed = EventStore(redis_client, prefix="w", replicated=Replicated(replicas or 1, 200))
+    await confirmed.create_room(room_id, b"meta")
+    if replicas:
+        result = await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
+        assert (result.version, result.duplicate) == (1, False)
+    else:
+        with pytest.raises(NotReplicated):
+            await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
+    assert await confirmed.version(room_id) == 1  # applied either way
+    # More replicas than there are: applied on the master, never confirmed.
+    greedy = EventStore(redis_client, prefix="w", replicated=Replicated(replicas + 1, 100))
+    with pytest.raises(NotReplicated) as refused:
+        await greedy.append(room_id, 1, [ev(2)], command_id="c2")
+    assert refused.value.required == replicas + 1
+    assert await greedy.version(room_id) == 2
+    again = await EventStore(redis_client, prefix="w").append(room_id, 1, [ev(2)], "c2")
+    assert again.duplicate and again.version == 2

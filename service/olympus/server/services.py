@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from olympus.rules import Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
-from olympus.store import EventStore
+from olympus.store import EventStore, Replicated
 
 from . import tokens
 from .background import cancel
@@ -43,7 +43,12 @@ class Services:
         self.metrics = ServiceMetrics()
         self.redis = command_client(settings)
         self.pubsub_clients = pubsub_clients(settings)
-        self.store = EventStore(self.redis, prefix=settings.prefix)
+        replicated = (
+            Replicated(settings.append_replicas, settings.append_replica_timeout_ms)
+            if settings.append_replicas
+            else None
+        )
+        self.store = EventStore(self.redis, prefix=settings.prefix, replicated=replicated)
         self.legal_queue = LegalQueue()
         self.registry = RoomRegistry(self.store, settings, self.metrics, self.legal_queue)
         self.fanout = Fanout(

@@ -57,6 +57,11 @@ class Settings:
     # that loading it is the snapshot and a short tail (snapshots.py); 0: never.
     snapshot_every: int = 100
     append_retries: int = 8
+    # Replicas that must confirm each append (WAIT after the script, on its connection); 0:
+    # acknowledged once on the master. Redis replicates asynchronously: without it, a master
+    # lost in a failover takes its newest acknowledged events along (operations.md).
+    append_replicas: int = 0
+    append_replica_timeout_ms: int = 1000
     redis_pool_size: int = 64
     redis_timeout: float = 10.0
     # A Redis command whose connection failed is sent again this many times (services.py).
@@ -71,7 +76,8 @@ class Settings:
     @classmethod
     def from_env(cls, redis_url: str, **overrides: object) -> Settings:
         """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX,
-        OLYMPUS_OVERLOAD_SECONDS, OLYMPUS_RATE_PER_SECOND, OLYMPUS_RATE_BURST."""
+        OLYMPUS_OVERLOAD_SECONDS, OLYMPUS_RATE_PER_SECOND, OLYMPUS_RATE_BURST,
+        OLYMPUS_APPEND_REPLICAS."""
         env: dict[str, object] = {}
         if secret := os.environ.get("OLYMPUS_SECRET"):
             env["secret"] = secret.encode()
@@ -83,4 +89,6 @@ class Settings:
             env["rate_per_second"] = float(rate)
         if burst := os.environ.get("OLYMPUS_RATE_BURST"):
             env["rate_burst"] = int(burst)
+        if replicas := os.environ.get("OLYMPUS_APPEND_REPLICAS"):
+            env["append_replicas"] = int(replicas)
         return cls(redis_url=redis_url, **{**env, **overrides})  # type: ignore[arg-type]

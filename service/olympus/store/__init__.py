@@ -1,5 +1,6 @@
 """Storage layer: an embedded, AOF-persisted redis-server and a per-room event store on it."""
 
+from olympus.store.batching import NotReplicated, Replicated
 from olympus.store.event_store import (
     AppendResult,
     Applied,
@@ -31,6 +32,8 @@ __all__ = [
     "EventsTrimmed",
     "IdReused",
     "LogDiverged",
+    "NotReplicated",
+    "Replicated",
     "RoomExists",
     "RoomKeys",
     "RoomLoad",

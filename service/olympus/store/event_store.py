@@ -30,8 +30,9 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
-from .batching import ScriptBatcher
+from .batching import Replicated, ScriptBatcher
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -385,10 +386,17 @@ class EventStore:
     Applied command ids are kept for the whole life of the room (bounded games, so bounded).
     """
 
-    def __init__(self, redis: Redis, prefix: str = "olympus") -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        prefix: str = "olympus",
+        replicated: Replicated | None = None,
+    ) -> None:
+        """``replicated``: appends wait for that many replicas (``NotReplicated`` otherwise:
+        the append is on the master, unconfirmed; send it again), batching.py."""
         self.redis = redis
         self.prefix = prefix
-        self._append = ScriptBatcher(redis, redis.register_script(_LUA_APPEND))
+        self._append = ScriptBatcher(redis, redis.register_script(_LUA_APPEND), replicated)
         self._read = redis.register_script(_LUA_READ)
         self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
         self._drop_snapshot_ahead = redis.register_script(_LUA_DROP_SNAPSHOT_AHEAD)
