@@ -62,7 +62,9 @@ from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
 from olympus.rules import Faction, random_placements
+from olympus.server.redis_clients import cluster_url
 from olympus.server.settings import Settings
+from olympus.store.local_cluster import LocalCluster
 
 ROOT = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -93,6 +95,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--max-game-commands", type=int, default=400, help="abandon longer games")
     p.add_argument("--redis-url", default=None, help="use this Redis (default: embedded)")
+    p.add_argument(
+        "--redis-cluster",
+        action="store_true",
+        help="start a Redis Cluster of 3 masters + 3 replicas on this machine (Debian's\n"
+        "redis-server, appendfsync always) and serve on it; reports each node's CPU, commands\n"
+        "and bytes per acknowledged command",
+    )
+    p.add_argument(
+        "--append-replicas",
+        type=int,
+        default=0,
+        help="OLYMPUS_APPEND_REPLICAS for the server: replicas confirming each append (0)",
+    )
     p.add_argument(
         "--appendfsync",
         choices=("always", "everysec"),
@@ -189,6 +204,7 @@ class Server:
         self.bench_redis: Any = None  # an EmbeddedRedis of the bench's own (everysec)
         self.redis_pid: int | None = None
         self.worker_pids: list[int] = []
+        self.cluster: LocalCluster | None = None
 
     @property
     def url(self) -> str:
@@ -196,6 +212,9 @@ class Server:
 
     def start(self) -> None:
         redis_url = self.args.redis_url
+        if self.args.redis_cluster:
+            self.cluster = LocalCluster(self.work / "cluster").start()
+            redis_url = cluster_url(self.cluster.startup)
         if redis_url is None and self.args.appendfsync == "everysec":
             from olympus.store import EmbeddedRedis
 
@@ -211,6 +230,7 @@ class Server:
         env["OLYMPUS_PREFIX"] = f"bench-{os.getpid()}"
         # A seat of a small closed-loop run acts faster than a person: measure, do not limit.
         env["OLYMPUS_RATE_PER_SECOND"] = "1e9"
+        env["OLYMPUS_APPEND_REPLICAS"] = str(self.args.append_replicas)
         with open(self.work / "server.log", "ab") as log:
             self.proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
@@ -238,7 +258,23 @@ class Server:
         found = {"server": [self.proc.pid, *self.worker_pids]} if self.proc else {}
         if self.redis_pid:
             found["redis"] = [self.redis_pid]
+        if self.cluster is not None:
+            found["redis"] = [n.proc.pid for n in self.cluster.nodes if n.proc is not None]
         return found
+
+    def cluster_stats(self) -> dict[int, dict[str, int]]:
+        """Each cluster node's counters now (INFO): commands, bytes in and out, CPU ticks."""
+        stats: dict[int, dict[str, int]] = {}
+        for node in self.cluster.nodes if self.cluster else []:
+            info = dict(line.split(":", 1) for line in node.cli("info").splitlines() if ":" in line)
+            stats[node.port] = {
+                "master": int(info.get("role", "").strip() == "master"),
+                "commands": int(info["total_commands_processed"]),
+                "bytes_in": int(info["total_net_input_bytes"]),
+                "bytes_out": int(info["total_net_output_bytes"]),
+                "cpu_ticks": cpu_ticks(node.proc.pid) if node.proc else 0,
+            }
+        return stats
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -254,6 +290,8 @@ class Server:
                 os.kill(self.redis_pid, signal.SIGTERM)
         if self.bench_redis is not None:
             self.bench_redis.stop()
+        if self.cluster is not None:
+            self.cluster.stop()
 
 
 # -- the load generator --------------------------------------------------------------------------
@@ -649,6 +687,37 @@ def worker(args: argparse.Namespace, url: str, rooms: range, control: Any) -> No
 # -- the run -------------------------------------------------------------------------------------
 
 
+def cluster_figures(
+    before: dict[int, dict[str, int]], after: dict[int, dict[str, int]], acked: int, seconds: float
+) -> dict[str, Any] | None:
+    """Per node and per acknowledged command: Redis commands, bytes in/out, CPU (% of a core)."""
+    if not before or not acked:
+        return None
+    nodes = {}
+    for port, end in after.items():
+        start = before[port]
+        delta = {k: end[k] - start[k] for k in ("commands", "bytes_in", "bytes_out", "cpu_ticks")}
+        nodes[str(port)] = {
+            "master": bool(end["master"]),
+            "cpu_percent": round(delta["cpu_ticks"] / CLK_TCK / seconds * 100, 1),
+            "commands_per_s": round(delta["commands"] / seconds),
+        }
+        for k in ("commands", "bytes_in", "bytes_out"):
+            nodes[str(port)][f"{k}_per_command"] = round(delta[k] / acked, 2)
+    masters = [n for n in nodes.values() if n["master"]]
+    return {
+        "nodes": nodes,
+        "redis_commands_per_command": round(
+            sum(n["commands_per_command"] for n in nodes.values()), 2
+        ),
+        "master_commands_per_command": round(sum(n["commands_per_command"] for n in masters), 2),
+        "bytes_per_command": round(
+            sum(n["bytes_in_per_command"] + n["bytes_out_per_command"] for n in nodes.values())
+        ),
+        "master_cpu_percent": [n["cpu_percent"] for n in masters],
+    }
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -707,10 +776,12 @@ def main(argv: list[str] | None = None) -> int:
                 stderr=subprocess.DEVNULL,
             )
         metrics0 = scrape(url)
+        nodes0 = server.cluster_stats()
         cpu0 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         time.sleep(max(0.0, end - time.monotonic()))
         cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
+        nodes1 = server.cluster_stats()
         gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         rss_after = {k: sum(map(rss_kb, p)) for k, p in pids.items()}
         metrics1 = scrape(url)
@@ -772,7 +843,13 @@ def main(argv: list[str] | None = None) -> int:
         "sockets": sockets,
         "workers": args.workers,
         "workers_server": args.workers_server,
-        "appendfsync": "external" if args.redis_url else args.appendfsync,
+        "appendfsync": (
+            "cluster, always"
+            if args.redis_cluster
+            else "external"
+            if args.redis_url
+            else args.appendfsync
+        ),
         "seconds": seconds,
         "setup_seconds": round(setup_s, 1),
         "offered_per_second": (
@@ -811,6 +888,8 @@ def main(argv: list[str] | None = None) -> int:
         "numbering_mismatch": stats.numbering_mismatch,
         "busy_ticks": stats.busy_ticks,
         "rooms_shed": stats.rooms_shed,
+        "redis_cluster": cluster_figures(nodes0, nodes1, stats.acked, seconds),
+        "append_replicas": args.append_replicas,
         "errors_total": len(stats.errors),
         "errors": stats.errors[:5],
         "nproc": os.cpu_count(),

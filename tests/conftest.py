@@ -8,9 +8,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from redis_cluster_harness import LocalCluster, available
 
 from olympus.store import EmbeddedRedis
+from olympus.store.local_cluster import LocalCluster, available
 
 
 @pytest.fixture(scope="session")

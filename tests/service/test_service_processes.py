@@ -37,7 +37,6 @@ from process_harness import (
     wait_until,
     wire_command,
 )
-from redis_cluster_harness import LocalCluster
 from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat, setup_command
 
 from olympus.bots import pick_action
@@ -46,6 +45,7 @@ from olympus.rules.observation import view
 from olympus.server import Settings
 from olympus.server.redis_clients import cluster_url, command_client
 from olympus.store import EmbeddedRedis, EventStore
+from olympus.store.local_cluster import LocalCluster
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
 GAME_TIMEOUT = 60.0

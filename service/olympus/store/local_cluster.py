@@ -1,9 +1,10 @@
-"""A real Redis Cluster for the tests: 3 masters + 3 replicas of Debian's ``redis-server`` (7.x)
-on free loopback ports, each with its AOF (``appendfsync always``) in a directory of its own.
+"""A real Redis Cluster on this machine, for the tests and the load bench: 3 masters + 3
+replicas of Debian's ``redis-server`` (7.x) on free loopback ports, each with its AOF
+(``appendfsync always``) in a directory of its own.
 
-``make test`` installs ``redis-server`` when it is missing, as it installs Chromium. The nodes
-are this process's children and die with it (``PR_SET_PDEATHSIG``), so an interrupted run
-leaves none behind.
+Not for production (see k8s/ for that). ``make test`` installs ``redis-server`` when it is
+missing, as it installs Chromium. The nodes are this process's children and die with it
+(``PR_SET_PDEATHSIG``), so an interrupted run leaves none behind.
 """
 
 from __future__ import annotations
