@@ -53,9 +53,11 @@ class ServerProcess(Loopback):
         work_dir: Path,
         port: int | None = None,
         workers: int = 1,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.workers = workers
+        self.env = env or {}  # settings of this deployment (OLYMPUS_…)
         self.redis_url = redis_url
         self.prefix = prefix
         self.work_dir = work_dir
@@ -82,6 +84,7 @@ class ServerProcess(Loopback):
             "PYTHONUNBUFFERED": "1",
             # Bots play as fast as acks come back; the limiter's tests set their own.
             "OLYMPUS_RATE_PER_SECOND": "1e9",
+            **self.env,
         }
         env.pop("OLYMPUS_SECRET", None)  # the processes share the key generated in Redis
         env.pop("REDIS_URL", None)

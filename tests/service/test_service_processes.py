@@ -54,8 +54,15 @@ GAME_TIMEOUT = 60.0
 class Cluster:
     """Server processes of one deployment (one Redis, one key prefix) and their clients."""
 
-    def __init__(self, redis_url: str, work_dir: Path, prefix: str | None = None) -> None:
+    def __init__(
+        self,
+        redis_url: str,
+        work_dir: Path,
+        prefix: str | None = None,
+        env: dict[str, str] | None = None,
+    ) -> None:
         self.redis_url = redis_url
+        self.env = env
         self.prefix = prefix or f"proc-{uuid.uuid4().hex[:10]}"
         self.work_dir = work_dir
         self.processes: list[ServerProcess] = []
@@ -66,7 +73,7 @@ class Cluster:
 
     async def start(self, *names: str) -> list[ServerProcess]:
         started = [
-            ServerProcess(name, self.redis_url, self.prefix, self.work_dir).spawn()
+            ServerProcess(name, self.redis_url, self.prefix, self.work_dir, env=self.env).spawn()
             for name in names
         ]
         self.processes += started
@@ -124,9 +131,9 @@ def durable_redis(work_dir: Path) -> Iterator[EmbeddedRedis]:
 
 @contextlib.asynccontextmanager
 async def cluster_on(
-    redis_url: str, work_dir: Path, prefix: str | None = None
+    redis_url: str, work_dir: Path, prefix: str | None = None, env: dict[str, str] | None = None
 ) -> AsyncIterator[Cluster]:
-    cluster = Cluster(redis_url, work_dir, prefix)
+    cluster = Cluster(redis_url, work_dir, prefix, env)
     try:
         yield cluster
     finally:
@@ -698,5 +705,40 @@ async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
             lost = sorted(i for i in acked if i.encode() not in applied)
             print(f"failover: {len(acked)} acks, {len(acked_before)} before the kill, lost {lost}")
             assert set(lost) <= acked_before  # only what the dead master held alone
+    finally:
+        redis_cluster.stop()
+
+
+async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
+    tmp_path_factory: pytest.TempPathFactory, work_dir: Path
+) -> None:
+    """``OLYMPUS_APPEND_REPLICAS=1``: a command is acknowledged only once a replica has its
+    events, so killing the room's master while the bots play (commands in flight) loses no
+    acknowledged command: every ack is in the log the promoted replica serves. The promoted
+    master has no replica of its own until the dead node comes back (as Kubernetes restarts
+    a pod) and rejoins as its replica: until then its room's commands get ``unavailable``."""
+    redis_cluster = LocalCluster(tmp_path_factory.mktemp("failover-wait")).start()
+    env = {"OLYMPUS_APPEND_REPLICAS": "1"}
+    try:
+        async with cluster_on(cluster_url(redis_cluster.startup), work_dir, env=env) as cluster:
+            a, b = await cluster.start("a", "b")
+            game = await new_game(a)
+            seats = await cluster.seats(
+                game, {OLY: [a.ws_url, b.ws_url], CHT: [b.ws_url, a.ws_url]}
+            )
+            players = list(seats.values())
+            await setups(seats)
+            await wait_until(lambda: sum(len(p.acks) for p in players) >= 8, 30, "moves", players)
+            keys = cluster.store.keys(game.room)
+            master = redis_cluster.master_of(keys.events)
+            master.kill()  # mid-game: commands in flight meet it
+            assert redis_cluster.wait_served(keys.events) is not master
+            master.start()  # back on its AOF and nodes.conf: a replica of the promoted one
+            await play_to_the_end(cluster, players)
+            oracle = Oracle(cluster.store, game.room)
+            await oracle.sync()
+            assert oracle.state.result is not None
+            await check_commands(cluster, oracle, players)  # every ack survived
+            await check_final_view([a, b], oracle)
     finally:
         redis_cluster.stop()
