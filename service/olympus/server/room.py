@@ -82,6 +82,11 @@ class Subscriber(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
+# A failed catch-up (Redis unreachable, a failover) is tried again after this, doubling.
+CATCH_UP_RETRY_SECONDS = 0.05
+CATCH_UP_RETRY_MAX_SECONDS = 2.0
+
+
 class CommandRejected(Exception):
     """The command produced nothing: a rules error code passes through unchanged."""
 
@@ -469,6 +474,7 @@ class RoomRuntime:
             self._catch_up = asyncio.get_running_loop().create_task(self._catch_up_loop())
 
     async def _catch_up_loop(self) -> None:
+        backoff = CATCH_UP_RETRY_SECONDS
         while self._dirty and not self.gone:
             self._dirty = False
             since = self._hint_at
@@ -485,9 +491,12 @@ class RoomRuntime:
                             raise
                     elif self._hinted > self.version:
                         await self._read_tail(since)
-            except Exception as error:  # the next hint or sweep reads again; never crash
+            except Exception as error:  # never crash; read again soon: no other hint may come
+                # (a seat of this process may be the one to act on what it could not read)
                 log.warning("catch-up failed", extra={"room": self.room_id, "error": repr(error)})
-                return
+                self._dirty = True
+                await asyncio.sleep(backoff)
+                backoff = min(backoff * 2, CATCH_UP_RETRY_MAX_SECONDS)
 
     async def catch_up(self) -> None:
         async with self.lock:
