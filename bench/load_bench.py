@@ -61,6 +61,7 @@ import msgpack
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed
 
+from olympus.lifetime import children
 from olympus.rules import Faction, random_placements
 from olympus.server.redis_clients import cluster_url
 from olympus.server.settings import Settings
@@ -148,14 +149,6 @@ def rss_kb(pid: int) -> int:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
-
-
-def children(pid: int) -> list[int]:
-    found = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with contextlib.suppress(OSError):
-            found += [int(c) for c in (task / "children").read_text().split()]
-    return found
 
 
 def scrape(url: str) -> dict[str, float]:

@@ -7,11 +7,13 @@ Used by ``olympus serve``: the embedded redis-server (store/redis_server.py) and
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import signal
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
@@ -41,6 +43,17 @@ def started_at(pid: int) -> int | None:
     return None if fields[0] == "Z" else int(fields[19])
 
 
-def alive(pid: int, start: int) -> bool:
-    """Whether the process that was ``pid`` started at ``start`` still runs."""
-    return start == started_at(pid)
+def alive(pid: int, start: int | None = None) -> bool:
+    """Whether ``pid`` runs (not a zombie); given ``start``, whether it is still the process
+    that started then."""
+    now = started_at(pid)
+    return now is not None and (start is None or now == start)
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started that are still its children (Linux ``/proc``)."""
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):
+            found += [int(c) for c in (task / "children").read_text().split()]
+    return found

@@ -40,6 +40,7 @@ from process_harness import (
 from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat, setup_command
 
 from olympus.bots import pick_action
+from olympus.lifetime import alive, children
 from olympus.rules import Faction, legal_actions
 from olympus.rules.observation import view
 from olympus.server import Settings
@@ -494,21 +495,8 @@ async def answering_pids(process: ServerProcess, want: int, attempts: int = 400)
 
 
 def worker_pids(supervisor: int) -> set[int]:
-    """Live python children of the supervisor (its workers)."""
-    found = set()
-    for task in Path(f"/proc/{supervisor}/task").iterdir():
-        with contextlib.suppress(OSError):
-            found |= {int(c) for c in (task / "children").read_text().split()}
-    return {pid for pid in found if alive(pid)}
-
-
-def alive(pid: int) -> bool:
-    """Running, not a zombie waiting to be reaped."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    """Live children of the supervisor (its workers)."""
+    return {pid for pid in children(supervisor) if alive(pid)}
 
 
 async def test_workers_share_the_port_restart_and_die_with_their_supervisor(

@@ -12,7 +12,7 @@ import pytest
 import redis
 from redis.asyncio import Redis
 
-from olympus.lifetime import started_at
+from olympus.lifetime import alive
 from olympus.store import EmbeddedRedis, EventStore, VersionConflict
 
 
@@ -161,11 +161,11 @@ def test_an_orphaned_server_is_stopped_and_its_data_served_again(short_tmp_path:
     client.close()
     owner.kill()
     owner.wait()
-    assert alive_pid(orphan), "the orphan should live on (die_with_parent=False)"
+    assert alive(orphan), "the orphan should live on (die_with_parent=False)"
 
     server = EmbeddedRedis(data, appendfsync="always").start()
     try:
-        assert not alive_pid(orphan)
+        assert not alive(orphan)
         client = redis.Redis(unix_socket_path=str(server.socket_path))
         assert client.get("acknowledged") == b"yes"
         client.close()
@@ -185,10 +185,6 @@ def test_the_server_dies_with_its_owner(short_tmp_path: Path) -> None:
     owner.kill()
     owner.wait()
     deadline = time.monotonic() + 30
-    while alive_pid(server_pid):
+    while alive(server_pid):
         assert time.monotonic() < deadline, "redis-server outlived its owner"
         time.sleep(0.02)
-
-
-def alive_pid(pid: int) -> bool:
-    return started_at(pid) is not None
