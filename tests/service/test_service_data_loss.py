@@ -109,7 +109,7 @@ async def test_a_rebuilt_room_re_arms_its_clock_for_the_deadline_it_now_has(
 
     assert await store.redis.client_kill_filter(_type="pubsub") >= 1  # noticed: a rebuild
     assert await chthonians.wait_closed() == 4409
-    index = server.services.clocks.index_key  # what other processes go by: the older deadline
+    index = server.services.clocks.index_key(game.room)  # what others go by: the older deadline
     async with asyncio.timeout(1):
         while await store.redis.zscore(index, game.room) != due:
             await asyncio.sleep(0.02)

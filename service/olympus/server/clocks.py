@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import zlib
 
 from redis.asyncio import Redis
 
@@ -33,6 +34,10 @@ from .metrics import ServiceMetrics
 from .registry import RoomNotReady, RoomRegistry
 from .room import CommandRejected, RoomRuntime, now_ms
 from .settings import Settings
+
+# Buckets of the deadline index (its keys' hash slots). Changing it strands the entries of the
+# buckets that go: sweep them as the legacy key is swept before changing it.
+DEADLINE_BUCKETS = 16
 
 log = logging.getLogger("olympus.server.clocks")
 
@@ -59,7 +64,14 @@ class Clocks:
         self.registry = registry
         self.settings = settings
         self.metrics = metrics
-        self.index_key = f"{settings.prefix}:{{rooms}}:deadlines"
+        # The deadline index, in buckets: each bucket its own hash slot, so that on a Redis
+        # Cluster the index (written after every command of a clocked game) is spread over
+        # the masters instead of one (docs/scaling.md). The unbucketed key of older versions
+        # is still swept, so that its entries fire and go.
+        self._index_keys = [
+            f"{settings.prefix}:{{rooms:{n}}}:deadlines" for n in range(DEADLINE_BUCKETS)
+        ]
+        self._legacy_index_key = f"{settings.prefix}:{{rooms}}:deadlines"
         self._timers: dict[str, tuple[RoomRuntime, asyncio.TimerHandle]] = {}  # by room id
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -164,12 +176,17 @@ class Clocks:
 
     # -- the deadline index -----------------------------------------------------------------
 
+    def index_key(self, room_id: str) -> str:
+        """The bucket of the deadline index that holds ``room_id``'s entry."""
+        return self._index_keys[zlib.crc32(room_id.encode()) % DEADLINE_BUCKETS]
+
     async def index(self, runtime: RoomRuntime) -> None:
         due = earliest_due(runtime.state)
+        key = self.index_key(runtime.room_id)
         if due is None:
-            await self.redis.zrem(self.index_key, runtime.room_id)
+            await self.redis.zrem(key, runtime.room_id)
         else:
-            await self.redis.zadd(self.index_key, {runtime.room_id: due})
+            await self.redis.zadd(key, {runtime.room_id: due})
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -184,16 +201,25 @@ class Clocks:
     async def sweep(self) -> None:
         """Take care of rooms overdue in the index: load them, or refresh those we hold."""
         limit = now_ms() - self.settings.deadline_grace_ms
-        overdue = await self.redis.zrangebyscore(self.index_key, "-inf", limit, start=0, num=100)
-        for raw in overdue:
-            room_id = raw.decode()
-            held = self.registry.rooms.get(room_id)
-            try:
-                runtime = held or await self.registry.get(room_id)  # load: arms and indexes
-            except (RoomNotFound, RoomNotReady):
-                await self.redis.zrem(self.index_key, room_id)
-                continue
-            if held is not None:  # our timer should have fired: the cache or index is stale
-                await runtime.catch_up()
-                await self.index(runtime)
-                self.arm(runtime)
+        keys = (*self._index_keys, self._legacy_index_key)
+        pipe = self.redis.pipeline(transaction=False)  # one round trip for every bucket
+        for key in keys:
+            pipe.zrangebyscore(key, "-inf", limit, start=0, num=100)
+        for key, overdue in zip(keys, await pipe.execute(), strict=True):
+            for raw in overdue:
+                await self._overdue(key, raw.decode())
+
+    async def _overdue(self, key: str, room_id: str) -> None:
+        """A room overdue in the index (``key``): load it, or refresh it if we hold it."""
+        if key == self._legacy_index_key:  # moved to its bucket (by indexing it again below)
+            await self.redis.zrem(key, room_id)
+        held = self.registry.rooms.get(room_id)
+        try:
+            runtime = held or await self.registry.get(room_id)  # load: arms and indexes
+        except (RoomNotFound, RoomNotReady):
+            await self.redis.zrem(self.index_key(room_id), room_id)
+            return
+        if held is not None:  # our timer should have fired: the cache or index is stale
+            await runtime.catch_up()
+            await self.index(runtime)
+            self.arm(runtime)
