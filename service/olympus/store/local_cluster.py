@@ -157,7 +157,7 @@ class LocalCluster:
             time.sleep(0.05)
 
     def wait_ok(self, deadline: float) -> None:
-        """Until every live node says the cluster is ok and knows every master."""
+        """Until every live node says the cluster is ok (every slot served)."""
         while True:
             states = [n.cli("cluster", "info") for n in self.live]
             if all("cluster_state:ok" in s for s in states):
