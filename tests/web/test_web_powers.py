@@ -47,6 +47,7 @@ SETUP = """
     { command: move(["Apollo"], walk), honor: 0, energy: 0 },
     { command: move(["Apollo"], walk, { reveal: ["Charon"] }), honor: 0, energy: 0 },
     { command: move(["Apollo"], far, { fly: true, reveal: ["Apollo"] }), honor: -4, energy: 0 },
+    { command: move(["Apollo"], enemy), honor: -1, energy: 0 },
     { command: { type: "liturgy" }, honor: -2, energy: -6 },
     { command: { type: "thunderbolt", region: enemy }, honor: -1, energy: 6 },
     { command: { type: "recall", unit: "Ares" }, honor: 0, energy: 10 },
@@ -85,7 +86,9 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     page.click("#btn-hermes-finish")
     confirm = page.locator("dialog#confirm[open]")
     assert f"Hermes → {spots['first']} → {spots['second']}" in confirm.inner_text()
-    assert "lose 2 Honor" in confirm.inner_text()
+    honor = page.evaluate("window.olympus.model.honor.olympians")
+    energy = page.evaluate("window.olympus.model.energy.olympians")
+    assert f"Honor {honor} → {honor - 2}" in confirm.inner_text()  # before → after
     confirm.locator("[data-action=cancel]").click()
     page.click("#action-panel button:text-is('Cancel')")  # leave Hermes' path
 
@@ -105,6 +108,11 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     confirm = page.locator("dialog#confirm[open]")
     assert "Fly (reveals Apollo)" in confirm.inner_text()
     confirm.locator("[data-action=cancel]").click()
+    page.uncheck("#fly-toggle")
+    page.click(f"g.dest[data-region='{spots['enemy']}']")  # an attack is called one
+    confirm = page.locator("dialog#confirm[open]")
+    assert f"Attack region {spots['enemy']}" in confirm.inner_text()
+    confirm.locator("[data-action=cancel]").click()
 
     # the thunderbolt: its targets on the board, its cost confirmed
     page.click("#btn-clear")
@@ -112,7 +120,8 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     bolt = page.locator(f"g.dest.dest-thunderbolt[data-region='{spots['enemy']}']")
     assert bolt.get_attribute("data-energy") == "6"
     bolt.click()
-    assert "lose 1 Honor and spend 6 Energy" in page.locator("dialog#confirm[open]").inner_text()
+    costs = page.locator("dialog#confirm[open]").inner_text()
+    assert f"Honor {honor} → {honor - 1}, Energy {energy} → {energy - 6}" in costs
     page.locator("dialog#confirm[open] [data-action=cancel]").click()
 
     # the recall: a list of the fallen
@@ -121,4 +130,12 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     assert "Ares" in page.locator("dialog#chooser[open]").inner_text()
     page.keyboard.press("Escape")
     assert page.locator("dialog[open]").count() == 0
+
+    # a decision that loses the game says so: a Liturgy (−2 Honor) at 2 Honor
+    page.evaluate("() => { window.olympus.model.honor.olympians = 2; window.olympus.render(); }")
+    page.click("#btn-liturgy")
+    confirm = page.locator("dialog#confirm[open]")
+    assert "You will lose the game" in confirm.inner_text()
+    assert "Honor 2 → 0" in confirm.inner_text()
+    confirm.locator("[data-action=cancel]").click()
     assert page.get_attribute("#game", "data-inflight") == "false"  # nothing was sent

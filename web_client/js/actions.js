@@ -85,8 +85,9 @@ export function describeVariant(a, model) {
     else bits.push(`Use ${c.units[0]}'s power`);
   }
   if (c.steps && c.steps.length) bits.push(`then on to ${c.steps.join(" → ")}`);
-  if (!bits.length) bits.push(c.units.length > 1 ? `Move the group to region ${c.to}` : `Move to region ${c.to}`);
   const enemies = model ? model.units.filter((u) => u.region === c.to && u.side !== sideOfUnits(c.units)).length : 0;
+  const verb = enemies > 0 ? "Attack" : "Move to";
+  if (!bits.length) bits.push(c.units.length > 1 ? `${verb} region ${c.to} with the group` : `${verb} region ${c.to}`);
   return { label: bits.join(" · "), cost: costLine(a.honor, a.energy), attack: enemies > 0 };
 }
 

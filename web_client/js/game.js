@@ -9,7 +9,7 @@ import { describe } from "./text.js";
 import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs } from "./api.js";
 import {
-  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, PENDING_TEXT, enemyOf, byOrder,
+  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, PENDING_TEXT, enemyOf, byOrder,
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
@@ -30,6 +30,20 @@ const RESEND_MS = 500;
  * choose during the setup and during sealed commitments; after a round only the side with a
  * choice to make is choosing; in a turn, the side whose turn it is plays.
  */
+/**
+ * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
+ * and whether it loses the game (the side's Honor at 0 or below, R4).
+ */
+export function costWords(m, seat, honor, energy) {
+  const lines = [];
+  const after = m.honor[seat] + honor;
+  if (honor < 0) lines.push(`Honor ${m.honor[seat]} → ${after}`);
+  if (energy > 0) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
+  const loses = honor < 0 && after <= 0;
+  const body = `${lines.join(", ")}.${loses ? ` Your Honor falls to ${after}: you will lose the game.` : ""}`;
+  return { body, loses };
+}
+
 export function sideState(m, f) {
   if (m.phase === "over") return { key: "over", text: "", acting: false };
   if (m.phase === "setup") {
@@ -290,17 +304,16 @@ export class GameScreen {
     return true;
   }
 
+  /**
+   * Ask before a decision that costs Honor or Energy: each quantity before → after, and in
+   * plain words when it loses the game (Honor 0 or below ends it, R4). True to go on.
+   */
   async confirmCost(what, honor, energy) {
     if (honor >= 0 && !(energy > 0)) return true;
-    const parts = [];
-    if (honor < 0) parts.push(`lose ${-honor} Honor`);
-    if (energy > 0) parts.push(`spend ${energy} Energy`);
-    return confirmDialog({
-      title: honor < 0 ? "This costs Honor" : "This costs Energy",
-      body: `${what}: you will ${parts.join(" and ")}. Your Honor is ${this.model.honor[this.seat]}${honor < 0 ? ` and will be ${this.model.honor[this.seat] + honor}` : ""}.`,
-      ok: "Yes, do it",
-      cancel: "No",
-    });
+    const { body, loses } = costWords(this.model, this.seat, honor, energy);
+    let title = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
+    if (loses) title = "You will lose the game";
+    return confirmDialog({ title, body: `${what}. ${body}`, ok: loses ? "Lose the game" : "Yes, do it", cancel: "No" });
   }
 
   async playMove(action) {
@@ -495,10 +508,11 @@ export class GameScreen {
   async liturgy() {
     const a = this.myTurnActions.find((x) => x.command.type === "liturgy");
     if (!a) return;
+    const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
     const ok = await confirmDialog({
-      title: "Perform a Liturgy?",
-      body: `You gain 6 Energy and lose ${-a.honor} Honor (Honor ${this.model.honor[this.seat]} → ${this.model.honor[this.seat] + a.honor}). It takes your whole turn.`,
-      ok: "Perform the Liturgy",
+      title: loses ? "You will lose the game" : "Perform a Liturgy?",
+      body: `You gain 6 Energy; it takes your whole turn. ${body}`,
+      ok: loses ? "Lose the game" : "Perform the Liturgy",
     });
     if (ok) this.send(a.command);
   }
@@ -524,8 +538,11 @@ export class GameScreen {
     this.send(c);
   }
 
-  commit(action) {
-    this.send(action.command);
+  async commit(action) {
+    const c = action.command;
+    const what = `Commit ${MANEUVER_NAME[c.maneuver] || c.maneuver} with ${c.energy} Energy`;
+    if (action.honor < 0 && !(await this.confirmCost(what, action.honor, c.energy))) return;
+    this.send(c);
   }
 
   // --- rendering -----------------------------------------------------------------------------
