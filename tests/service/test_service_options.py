@@ -8,11 +8,16 @@ tell "nothing to do now" from "options still coming". Spectators get no ``legal`
 
 from __future__ import annotations
 
+import itertools
+import random
+from collections.abc import Callable
+
 import httpx
 from service_harness import Oracle, ServerThread, WsClient, create_game, seat
 
 from olympus.rules import BOARD, Faction
 from olympus.rules.characters import LEADER, PICKED_PER_SIDE, ROSTER
+from olympus.rules.setup import random_placements
 from olympus.store import EventStore
 
 
@@ -81,3 +86,35 @@ async def test_seats_of_a_random_setup_wait_for_the_draw(
     waiting = await latest_legal(client)
     assert (waiting["actions"], waiting["waiting"]) == ([], "random_setup")
     assert "setup" not in waiting
+
+
+async def test_setup_messages_do_not_depend_on_the_opponents_sealed_setup(
+    start_server: Callable[..., ServerThread],
+) -> None:
+    """R7: through the setup, a seat's messages (its options, the opponent's sealed
+    submission, the options after it) are the same bytes whichever setup the opponent sealed;
+    so are the spectators'. Two processes whose secret seeds come out the same, one setup each."""
+    observer, hidden = Faction.OLYMPIANS, Faction.CHTHONIANS
+    rng = random.Random(10)
+    setups = [random_placements(rng, hidden) for _ in range(2)]
+    assert setups[0] != setups[1]
+    seen: list[dict[str, list[str | bytes]]] = []
+    for placements in setups:
+        server = start_server(seed_source=itertools.count(4242).__next__)
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            game = await create_game(http)
+        start = {"last_seq": 0, "epoch": game.epoch}
+        seats = {f: await seat(server.ws_url, game, f, **start) for f in Faction}
+        spectator = await WsClient.open(server.ws_url)
+        await spectator.hello(spectate=game.room, **start)
+        before = (await latest_legal(seats[observer]))["seq"]
+        command = {"type": "submit_setup", "placements": placements}
+        assert (await seats[hidden].command("s1", command))["type"] == "ack"
+        await seats[observer].wait_seq(before + 1)  # the sealed submission
+        assert "setup" in await latest_legal(seats[observer])  # still the observer's to submit
+        await spectator.wait_seq(before + 1)
+        audiences = {"observer": seats[observer], "spectator": spectator, "hidden": seats[hidden]}
+        seen.append({name: client.raw[1:] for name, client in audiences.items()})
+    assert seen[0]["observer"] == seen[1]["observer"]
+    assert seen[0]["spectator"] == seen[1]["spectator"]
+    assert seen[0]["hidden"] != seen[1]["hidden"]  # its own placements: the comparison can fail
