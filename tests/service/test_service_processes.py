@@ -730,3 +730,19 @@ async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
             await check_final_view([a, b], oracle)
     finally:
         redis_cluster.stop()
+
+
+async def test_close_codes_a_client_meets_when_its_server_stops_or_dies(cluster: Cluster) -> None:
+    """docs/protocol.md, "Close codes": a server that stops (SIGTERM) closes its sockets with
+    1012, one killed (kill -9) closes none, so its clients see 1006; both mean "reconnect and
+    resume", to any process."""
+    [server] = await cluster.start("a")
+    game = await new_game(server)
+    seen: list[int | None] = []
+    for end in (server.stop, server.kill):
+        client = await WsClient.open(server.ws_url)
+        assert (await client.hello(token=game.tokens[OLY]))["type"] == "welcome"
+        await asyncio.to_thread(end)  # the loop runs on: the client answers the close
+        seen.append(await client.wait_closed())
+        await cluster.restart(server)
+    assert seen == [1012, 1006]
