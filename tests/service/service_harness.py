@@ -284,11 +284,29 @@ class WsClient:
                 return []
         return []
 
+    async def latest_legal(self) -> dict[str, Any]:
+        """The ``legal`` message about the client's newest message, once it has come."""
+
+        def current() -> list[dict[str, Any]]:
+            return [m for m in self.messages if m["type"] == "legal" and m["seq"] == self.seq]
+
+        await self.wait_for(lambda: bool(current()))
+        return current()[-1]
+
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             await self.ws.close()
         with contextlib.suppress(Exception):
             await self._reader
+
+
+def setup_from(legal: dict[str, Any]) -> dict[str, Any]:
+    """A ``submit_setup`` built from a ``legal`` message's setup options alone: the leader and
+    the next characters, each in a region of its own."""
+    setup = legal["setup"]
+    names = sorted(setup["characters"], key=lambda c: not c["leader"])[: setup["count"]]
+    placements = {c["name"]: r for c, r in zip(names, setup["regions"], strict=False)}
+    return {"type": "submit_setup", "placements": placements}
 
 
 class Oracle:

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 
 import httpx
-from service_harness import Oracle, ServerThread, WsClient, create_game, seat
+from service_harness import Oracle, ServerThread, WsClient, create_game, seat, setup_from
 
 from olympus.rules import BOARD, Faction
 from olympus.rules.characters import LEADER, PICKED_PER_SIDE, ROSTER
@@ -25,21 +25,6 @@ def legals(client: WsClient) -> list[dict]:
     return [m for m in client.messages if m["type"] == "legal"]
 
 
-async def latest_legal(client: WsClient) -> dict:
-    """The ``legal`` about the client's newest message."""
-    await client.wait_for(lambda: bool(legals(client)) and legals(client)[-1]["seq"] == client.seq)
-    return legals(client)[-1]
-
-
-def setup_from(legal: dict) -> dict:
-    """A ``submit_setup`` built from a ``legal`` message's setup options alone: the leader and
-    the next characters, each in a region of its own."""
-    setup = legal["setup"]
-    names = sorted(setup["characters"], key=lambda c: not c["leader"])[: setup["count"]]
-    placements = {c["name"]: r for c, r in zip(names, setup["regions"], strict=False)}
-    return {"type": "submit_setup", "placements": placements}
-
-
 async def test_setup_options_then_waiting_then_actions(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
@@ -49,7 +34,7 @@ async def test_setup_options_then_waiting_then_actions(
     spectator = await WsClient.open(server.ws_url)
     await spectator.hello(spectate=game.room, **start)
     for faction, client in seats.items():
-        options = await latest_legal(client)
+        options = await client.latest_legal()
         assert options["actions"] == [] and "waiting" not in options
         setup = options["setup"]
         assert [c["name"] for c in setup["characters"]] == list(ROSTER[faction])
@@ -59,19 +44,19 @@ async def test_setup_options_then_waiting_then_actions(
 
     # A setup made of nothing but those options is accepted; the seat then waits.
     first = Faction.OLYMPIANS
-    reply = await seats[first].command("s1", setup_from(await latest_legal(seats[first])))
+    reply = await seats[first].command("s1", setup_from(await seats[first].latest_legal()))
     assert reply["type"] == "ack", reply
-    waiting = await latest_legal(seats[first])
+    waiting = await seats[first].latest_legal()
     assert (waiting["actions"], waiting["waiting"]) == ([], "opponent_setup")
     assert "setup" not in waiting
-    assert "setup" in await latest_legal(seats[first.enemy])  # still its to submit
+    assert "setup" in await seats[first.enemy].latest_legal()  # still its to submit
 
     second = seats[first.enemy]
-    assert (await second.command("s1", setup_from(await latest_legal(second))))["type"] == "ack"
+    assert (await second.command("s1", setup_from(await second.latest_legal())))["type"] == "ack"
     state = await Oracle(store, game.room).sync()
-    to_move = await latest_legal(seats[state.turn])
+    to_move = await seats[state.turn].latest_legal()
     assert to_move["actions"] and "waiting" not in to_move
-    other = await latest_legal(seats[state.turn.enemy])
+    other = await seats[state.turn.enemy].latest_legal()
     assert (other["actions"], other["waiting"]) == ([], "opponent_turn")
     await spectator.wait_seq(seats[first].seq)
     assert legals(spectator) == []
@@ -83,7 +68,7 @@ async def test_seats_of_a_random_setup_wait_for_the_draw(
     created = (await http.post("/rooms", json={"random_setup": True, "side": "olympians"})).json()
     client = await WsClient.open(server.ws_url)
     assert (await client.hello(token=created["token"]))["type"] == "welcome"
-    waiting = await latest_legal(client)
+    waiting = await client.latest_legal()
     assert (waiting["actions"], waiting["waiting"]) == ([], "random_setup")
     assert "setup" not in waiting
 
@@ -107,11 +92,11 @@ async def test_setup_messages_do_not_depend_on_the_opponents_sealed_setup(
         seats = {f: await seat(server.ws_url, game, f, **start) for f in Faction}
         spectator = await WsClient.open(server.ws_url)
         await spectator.hello(spectate=game.room, **start)
-        before = (await latest_legal(seats[observer]))["seq"]
+        before = (await seats[observer].latest_legal())["seq"]
         command = {"type": "submit_setup", "placements": placements}
         assert (await seats[hidden].command("s1", command))["type"] == "ack"
         await seats[observer].wait_seq(before + 1)  # the sealed submission
-        assert "setup" in await latest_legal(seats[observer])  # still the observer's to submit
+        assert "setup" in await seats[observer].latest_legal()  # still the observer's to submit
         await spectator.wait_seq(before + 1)
         audiences = {"observer": seats[observer], "spectator": spectator, "hidden": seats[hidden]}
         seen.append({name: client.raw[1:] for name, client in audiences.items()})
