@@ -72,6 +72,14 @@ async def test_seats_of_a_random_setup_wait_for_the_draw(
     assert (waiting["actions"], waiting["waiting"]) == ([], "random_setup")
     assert "setup" not in waiting
 
+    # The second seat taken, the service draws both setups; then the turn's side has actions.
+    joined = (await http.post(f"/rooms/{created['room']}/join", json={})).json()
+    other = await WsClient.open(server.ws_url)
+    assert (await other.hello(token=joined["token"]))["type"] == "welcome"
+    await other.wait_for(lambda: bool(other.legal()))  # R2: the Chthonians begin
+    await client.wait_for(lambda: legals(client)[-1].get("waiting") == "opponent_turn")
+    assert legals(client)[-1]["actions"] == []
+
 
 async def test_setup_messages_do_not_depend_on_the_opponents_sealed_setup(
     start_server: Callable[..., ServerThread],

@@ -62,6 +62,9 @@ async def test_two_processes_play_a_game_to_the_end(
         [over] = [m for m in client.messages if m["type"] == "game_over"]
         assert over["result"] == oracle.state.result
         assert over["log"] == oracle.log()  # everything revealed at the end (R7)
+        if audience is not None:  # a seat is told it has nothing more to do
+            last = await client.latest_legal()
+            assert (last["actions"], last["waiting"]) == ([], "game_over")
     assert isinstance(chthonians.frames[-1], bytes) and isinstance(olympians.frames[-1], str)
     # The same messages whichever the codec.
     assert watch_json.messages == watch_msgpack.messages
