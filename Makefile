@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: serve test lint bench scenarios clean browser redis
+.PHONY: serve test lint bench scenarios clean browser redis native
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -11,12 +11,18 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-serve: $(STAMP)
+serve: $(STAMP) native
 	$(BIN)/olympus serve
 
-test: $(STAMP) browser redis
+test: $(STAMP) browser redis native
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest
+
+# The rules compiled by mypyc (olympus/native.py): rebuilt when their source changed; without a
+# C compiler the rules run interpreted, with the same results.
+native: $(STAMP)
+	$(BIN)/python -m olympus.native build
 
 # The UI tests drive Debian's Chromium through Playwright (no browser download).
 browser:
@@ -39,4 +45,4 @@ bench: $(STAMP)
 	$(BIN)/python bench/load_bench.py
 
 clean:
-	rm -rf $(VENV) var .pytest_cache
+	rm -rf $(VENV) var .pytest_cache service/build

@@ -2,7 +2,15 @@
 
 Nothing here does I/O, reads a clock or draws a random number: randomness and time enter only
 through commands and the events they produce.
+
+``COMPILED`` says whether the modules run compiled by mypyc (``olympus.native``) or as source.
 """
+
+from ..native import activate
+
+# Before any module of the package is imported (so the imports below come after code); the
+# subpackage ``powers`` comes from the same place, with its compiled modules.
+COMPILED = activate(__path__, "rules")
 
 from . import powers as _powers
 from .board import BOARD, PALACE, TARTARUS, Realm
@@ -22,6 +30,7 @@ __all__ = [
     "BOARD",
     "BY_NAME",
     "CHARACTERS",
+    "COMPILED",
     "PALACE",
     "TARTARUS",
     "Command",

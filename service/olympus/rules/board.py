@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 from enum import StrEnum
 from importlib import resources
+from typing import Final
 
 
 class Realm(StrEnum):
@@ -18,8 +19,8 @@ class Realm(StrEnum):
     OLYMPUS = "olympus"
 
 
-TARTARUS = 0
-PALACE = 35
+TARTARUS: Final = 0
+PALACE: Final = 35
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,4 +93,4 @@ def _crosses(a: Region, b: Region, edges: frozenset[frozenset[int]]) -> bool:
     )
 
 
-BOARD = load_board()
+BOARD: Final = load_board()

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
+from typing import Final
 
 from .board import PALACE, TARTARUS, Realm
 
@@ -48,7 +49,7 @@ class Character:
 
 _O, _C = Faction.OLYMPIANS, Faction.CHTHONIANS
 
-CHARACTERS: tuple[Character, ...] = (
+CHARACTERS: Final[tuple[Character, ...]] = (
     Character("Zeus", _O, 5, male=True, leader=True),
     Character("Hera", _O, 2),
     Character("Athena", _O, 3),
@@ -75,10 +76,10 @@ CHARACTERS: tuple[Character, ...] = (
     Character("Nyx", _C, 3),
 )
 
-BY_NAME: dict[str, Character] = {c.name: c for c in CHARACTERS}
-ORDER: dict[str, int] = {c.name: i for i, c in enumerate(CHARACTERS)}
-ROSTER: dict[Faction, tuple[str, ...]] = {
+BY_NAME: Final[dict[str, Character]] = {c.name: c for c in CHARACTERS}
+ORDER: Final[dict[str, int]] = {c.name: i for i, c in enumerate(CHARACTERS)}
+ROSTER: Final[dict[Faction, tuple[str, ...]]] = {
     f: tuple(c.name for c in CHARACTERS if c.faction is f) for f in Faction
 }
-LEADER: dict[Faction, str] = {Faction.OLYMPIANS: "Zeus", Faction.CHTHONIANS: "Hades"}
-PICKED_PER_SIDE = 9
+LEADER: Final[dict[Faction, str]] = {Faction.OLYMPIANS: "Zeus", Faction.CHTHONIANS: "Hades"}
+PICKED_PER_SIDE: Final = 9

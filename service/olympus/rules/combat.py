@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Final, NamedTuple
 
 from . import events as ev
 from .board import BOARD
@@ -15,13 +15,13 @@ from .powers import POWERS, Action, MoveContext, powers_of
 from .state import Combat, Commitment, GameState, Maneuver, Step, StepKind
 from .turns import end_turn
 
-ENERGY_PER_UNIT = 6
-FREE_ENERGY = 4  # committing more costs 1 Honor
-ALL_OUT_HONOR = 2
-RETREAT_HONOR = 2
-CHASE_MODIFIER = -3
-ALL_MANEUVERS = frozenset(Maneuver)
-ALL_OUT = frozenset({Maneuver.ALL_OUT_ATTACK, Maneuver.ALL_OUT_DEFENSE})
+ENERGY_PER_UNIT: Final = 6
+FREE_ENERGY: Final = 4  # committing more costs 1 Honor
+ALL_OUT_HONOR: Final = 2
+RETREAT_HONOR: Final = 2
+CHASE_MODIFIER: Final = -3
+ALL_MANEUVERS: Final = frozenset(Maneuver)
+ALL_OUT: Final = frozenset({Maneuver.ALL_OUT_ATTACK, Maneuver.ALL_OUT_DEFENSE})
 
 
 def current(state: GameState) -> Combat:
@@ -279,7 +279,7 @@ def resolve_round(d: Decision) -> None:
 
 
 # Causes of elimination that count as "in combat" (Thanatos).
-COMBAT_CAUSES = frozenset({StepKind.REMOVE.value, "all_out_attack"})
+COMBAT_CAUSES: Final = frozenset({StepKind.REMOVE.value, "all_out_attack"})
 
 
 def eliminate(d: Decision, units: list[str], cause: str) -> None:

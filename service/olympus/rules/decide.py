@@ -6,8 +6,8 @@ A command that breaks a rule raises ``IllegalCommand`` and produces no events at
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Final
 
 from . import clocks, combat, setup
 from . import commands as cmd
@@ -16,12 +16,12 @@ from .board import TARTARUS
 from .characters import Faction
 from .decision import Decision
 from .errors import IllegalCommand
-from .movement import MovePlan, plan_move
+from .movement import MovePlan, Movers, plan_move
 from .powers import MoveContext, powers_of
 from .state import GameState, Phase
 from .turns import end_turn
 
-LITURGY_ENERGY = 6
+LITURGY_ENERGY: Final = 6
 
 Handler = Callable[[Decision, Faction, Any], None]
 
@@ -70,7 +70,8 @@ def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
     if c.steps:
         begin_steps(d, c.units)
     for destination in c.steps:
-        plan = next_step(d, c.units, plan, destination)
+        walker = next_step(d, c.units, plan)
+        plan = walker.judge(walker.move(destination))
         if make_move(d, plan):
             if destination != c.steps[-1]:
                 raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
@@ -89,14 +90,14 @@ def begin_steps(d: Decision, units: list[str]) -> None:
         d.emit(ev.UnitsRevealed(units=(units[0],)))
 
 
-def next_step(d: Decision, units: list[str], previous: MovePlan, destination: int) -> MovePlan:
-    """Judge one further step of a walk whose last step was ``previous`` (already made in
-    ``d``): he stops where he meets anyone. ``legal_actions`` lists walks of one further step
-    with this very function."""
+def next_step(d: Decision, units: Sequence[str], previous: MovePlan) -> Movers:
+    """The walker of a walk whose last step was ``previous`` (already made in ``d``), to judge
+    his next step: he stops where he meets anyone. ``legal_actions`` lists walks of one further
+    step with this very function, one walker for all the steps it judges."""
     side = previous.move.faction
     if d.state.count_in(previous.move.destination, side) > 1:
         raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-    return plan_move(d.state, side, units, destination)
+    return Movers(d.state, side, units)
 
 
 def _liturgy(d: Decision, side: Faction, c: cmd.Liturgy) -> None:
@@ -127,15 +128,15 @@ def _pass(d: Decision, side: Faction, c: cmd.Pass) -> None:
     end_turn(d)
 
 
-_TURN_HANDLERS: dict[type, Handler] = {
+_TURN_HANDLERS: Final[dict[type, Handler]] = {
     cmd.Move: _move,
     cmd.Liturgy: _liturgy,
     cmd.Pass: _pass,
 }
 # Leader powers register their "instead of moving" commands here (thunderbolt, recall).
-POWER_COMMANDS: dict[type, Handler] = {}
+POWER_COMMANDS: Final[dict[type, Handler]] = {}
 
-_CHOICE_HANDLERS: dict[type, Handler] = {
+_CHOICE_HANDLERS: Final[dict[type, Handler]] = {
     cmd.RemoveUnit: lambda d, side, c: combat.choose_removal(d, side, c.unit),
     cmd.Retreat: lambda d, side, c: combat.choose_retreat(d, side, c.region),
     cmd.Stay: lambda d, side, c: combat.choose_stay(d, side),

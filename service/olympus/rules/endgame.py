@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from .board import PALACE
 from .characters import Faction
 from .state import GameState, Phase
 
-CHTHONIAN_LEADERS = ("Hades", "Persephone")
+CHTHONIAN_LEADERS: Final = ("Hades", "Persephone")
 
 
 def outcome(state: GameState) -> tuple[str, str] | None:

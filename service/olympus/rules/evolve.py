@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from typing import Any
+from typing import Any, Final
 
 from . import events as ev
 from .board import TARTARUS
@@ -167,7 +167,7 @@ def _unchanged(s: GameState, e: ev.Event) -> Changes:
 
 
 # Each handler takes its own event type: typed as Any here, as a dict cannot say so per key.
-_HANDLERS: dict[type[ev.Event], Callable[[GameState, Any], Changes]] = {
+_HANDLERS: Final[dict[type[ev.Event], Callable[[GameState, Any], Changes]]] = {
     ev.GameCreated: _game_created,
     ev.SetupSubmitted: _setup_submitted,
     ev.RandomSetupDrawn: _unchanged,

@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from .board import BOARD
 from .characters import Faction
-from .powers import Action, MoveContext, powers_of
+from .powers import Action, MoveContext, Power, powers_of
 from .state import GameState
 
 
 def penalty(state: GameState, action: Action, reason: str, points: int) -> int:
     """A penalty of ``points`` Honor after Apollo, Dionysus, Moirae… (R4, R8); never negative."""
-    for power in powers_of(action.units, "honor_penalty"):
+    return _adjusted(state, powers_of(action.units, "honor_penalty"), action, reason, points)
+
+
+def _adjusted(
+    state: GameState, adjusters: tuple[Power, ...], action: Action, reason: str, points: int
+) -> int:
+    """``penalty`` with the powers of ``action.units`` that adjust penalties already known."""
+    for power in adjusters:
         points = power.honor_penalty(state, action, reason, points)
     return max(points, 0)
 
@@ -21,7 +30,7 @@ def _direction(faction: Faction, origin: int, destination: int) -> int:
 
 
 # Every (faction, origin, destination) worked out once: each candidate move asks it.
-_DIRECTIONS = {
+_DIRECTIONS: Final = {
     faction: tuple(
         tuple(_direction(faction, a, b) for b in range(len(BOARD.regions)))
         for a in range(len(BOARD.regions))
@@ -30,32 +39,51 @@ _DIRECTIONS = {
 }
 
 
-def direction(faction: Faction, origin: int, destination: int) -> int:
-    """+1 forward, -1 backward, 0 sideways (same level, only by flying)."""
-    return _DIRECTIONS[faction][origin][destination]
+class MoveHonor:
+    """The Honor of a group's moves from its region (R4), destination by destination: one
+    decision, one penalty or bonus, the largest.
 
-
-def move_honor(state: GameState, move: MoveContext) -> tuple[int, str]:
-    """The Honor change of a move (R4): one decision, one penalty or bonus, the largest.
-
-    Returns (delta, reason) with reason ``move`` or ``attack``; delta is negative for a penalty.
+    What depends on the group alone is worked out once (``legal_actions`` asks for dozens of
+    destinations per group, ``decide`` for one): the enemies' count per region and the
+    direction of each destination are table rows, and so are the powers of the units that
+    adjust a penalty (Apollo, Dionysus, the Moirae…).
     """
-    n = len(move.units)
-    defenders = state.count_in(move.destination, move.faction.enemy)
-    way = direction(move.faction, move.origin, move.destination)
-    if not defenders:
-        # forward: the group penalty; backward, or sideways without an enemy: 2, or 3 for 4
-        points = n - 1 if way > 0 else (3 if n == 4 else 2)
-        action = Action(move.faction, move.units, "flight" if move.flight else "move", move.reveal)
-        return -penalty(state, action, "move", points), "move"
-    if n < defenders:
-        return 2 * (defenders - n), "attack"
-    if n > defenders:
-        points = 2 * (n - defenders)
-    elif state.options.open_combat:  # Open Combat: +1 for any attack on a same-sized group
-        return 1, "attack"
-    else:
-        forward = way >= 0 or move.destination == move.faction.base  # sideways attack: forward
-        points = 0 if forward else 1
-    action = Action(move.faction, move.units, "flight" if move.flight else "attack", move.reveal)
-    return -penalty(state, action, "attack", points), "attack"
+
+    __slots__ = ("_adjusters", "_enemies", "_ways", "faction", "state", "units")
+
+    def __init__(
+        self, state: GameState, faction: Faction, units: tuple[str, ...], origin: int
+    ) -> None:
+        self.state = state
+        self.faction = faction
+        self.units = units
+        self._enemies = state.occupancy.counts[faction.enemy]
+        self._ways = _DIRECTIONS[faction][origin]  # +1 forward, -1 backward, 0 sideways
+        self._adjusters = powers_of(units, "honor_penalty")
+
+    def of(self, move: MoveContext) -> tuple[int, str]:
+        """(delta, reason) of ``move`` by these units: reason ``move`` or ``attack``, delta
+        negative for a penalty."""
+        n = len(move.units)
+        defenders = self._enemies[move.destination]
+        way = self._ways[move.destination]
+        if not defenders:
+            # forward: the group penalty; backward, or sideways without an enemy: 2, or 3 for 4
+            points = n - 1 if way > 0 else (3 if n == 4 else 2)
+            kind = "flight" if move.flight else "move"
+            return -self._penalty(kind, move.reveal, "move", points), "move"
+        if n < defenders:
+            return 2 * (defenders - n), "attack"
+        if n > defenders:
+            points = 2 * (n - defenders)
+        elif self.state.options.open_combat:  # Open Combat: +1 for any attack on a same-sized group
+            return 1, "attack"
+        else:
+            forward = way >= 0 or move.destination == move.faction.base  # sideways attack: forward
+            points = 0 if forward else 1
+        kind = "flight" if move.flight else "attack"
+        return -self._penalty(kind, move.reveal, "attack", points), "attack"
+
+    def _penalty(self, kind: str, reveal: frozenset[str], reason: str, points: int) -> int:
+        action = Action(self.faction, self.units, kind, reveal)
+        return _adjusted(self.state, self._adjusters, action, reason, points)

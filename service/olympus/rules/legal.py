@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from itertools import combinations
-from typing import Any
+from typing import Any, Final
 
 from . import combat
 from . import commands as cmd
@@ -22,7 +22,7 @@ from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_ste
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
-from .movement import MovePlan, judge_move, mover_group
+from .movement import MovePlan, Movers
 from .powers import POWERS, Action, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
@@ -50,7 +50,7 @@ class LegalAction:
     def __init__(
         self,
         kind: type[cmd.Command],
-        side: Faction,
+        side: Faction | None,
         honor: int,
         energy: int,
         wire: dict[str, Any] | None = None,
@@ -72,10 +72,9 @@ class LegalAction:
 
     @classmethod
     def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
-        """The action of a command already built (with its side)."""
-        side = command.side
-        assert side is not None, "a legal action names the side that may take it"
-        return cls(type(command), side, honor, energy, command=command)
+        """The action of a command already built (as a client sends it, without a side, or as
+        the service passes it on, with one)."""
+        return cls(type(command), command.side, honor, energy, command=command)
 
     @property
     def type(self) -> str:
@@ -136,26 +135,26 @@ def _type_tag(kind: type[cmd.Command]) -> str:
 
 
 # Powers contribute their own "instead of moving" actions (thunderbolt, recall).
-POWER_ACTIONS: list[Callable[[GameState, Faction], list[LegalAction]]] = []
+POWER_ACTIONS: Final[list[Callable[[GameState, Faction], list[LegalAction]]]] = []
 
 # Destinations from each region, in the order they are listed: of a step, of a flight.
-_STEPS = tuple(tuple(sorted(BOARD.neighbours(r))) for r in range(len(BOARD.regions)))
-_FLIGHTS = tuple(
+_STEPS: Final = tuple(tuple(sorted(BOARD.neighbours(r))) for r in range(len(BOARD.regions)))
+_FLIGHTS: Final = tuple(
     tuple(to for to in range(len(BOARD.regions)) if to != r) for r in range(len(BOARD.regions))
 )
-_NONE: frozenset[str] = frozenset()
+_NONE: Final[frozenset[str]] = frozenset()
 
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
 MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
-_PLAIN: Sequence[Form] = (((), False),)  # the only form of most moves
+_PLAIN: Final[Sequence[Form]] = (((), False),)  # the only form of most moves
 
 
 # The fields ``legal_actions`` has always passed to ``cmd.Move`` (``steps`` only for a walk):
 # the listed command is built with the same ones, so that it has the same ``model_fields_set``.
-_MOVE_GIVEN = ("units", "to", "fly", "reveal", "use_power")
-_WALK_GIVEN = (*_MOVE_GIVEN, "steps")
-_COMMIT_GIVEN = ("maneuver", "energy", "reveal")
+_MOVE_GIVEN: Final = ("units", "to", "fly", "reveal", "use_power")
+_WALK_GIVEN: Final = (*_MOVE_GIVEN, "steps")
+_COMMIT_GIVEN: Final = ("maneuver", "energy", "reveal")
 
 
 def _move_action(
@@ -194,21 +193,19 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "movers", "origin", "side", "users", "walks")
+    __slots__ = ("fly", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
-        self.side = side
-        self.movers, self.origin = mover_group(state, side, list(units))
+        self.movers = Movers(state, side, units)
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
-        self.users = powers_of(self.movers, "uses_power_on_move")
-        self.walks = (
-            not fly and len(self.movers) == 1 and bool(powers_of(self.movers, "takes_extra_steps"))
-        )
+        movers = self.movers.units
+        self.users = powers_of(movers, "uses_power_on_move")
+        self.walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
 
     @property
     def destinations(self) -> tuple[int, ...]:
-        return _destinations(self.origin, self.fly)
+        return _destinations(self.movers.origin, self.fly)
 
 
 def _destinations(origin: int, fly: bool) -> tuple[int, ...]:
@@ -236,15 +233,15 @@ def _destination_moves(
     """Add the legal moves of ``group`` to ``to`` in every form: with or without revealing a
     unit for its power, with or without the movers' optional power; and Hermes' paths of one
     further step."""
-    side, movers, origin, fly = group.side, group.movers, group.origin, group.fly
-    move = MoveContext(side, movers, origin, to, fly, _NONE)
+    movers, fly = group.movers, group.fly
+    move = movers.move(to, fly)
     forms = _forms(state, move, revealers, group.users) if revealers or group.users else _PLAIN
     for reveal, use_power in forms:
         variant = move
         if reveal or use_power:
-            variant = MoveContext(side, movers, origin, to, fly, frozenset(reveal), use_power)
+            variant = movers.move(to, fly, frozenset(reveal), use_power)
         try:
-            plan = judge_move(state, variant, reveal)
+            plan = movers.judge(variant, reveal)
         except IllegalCommand:
             continue
         found.append(_move_action(variant, reveal, plan.honor, plan.energy))
@@ -295,9 +292,13 @@ def _extra_steps(
         for e in d.events
         if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
     )
+    try:
+        walker = next_step(d, units, plan)
+    except IllegalCommand:
+        return  # he stopped
     for step in _STEPS[plan.move.destination]:
         try:
-            further = next_step(d, units, plan, step)
+            further = walker.judge(walker.move(step))
         except IllegalCommand:
             continue
         found.append(
@@ -307,8 +308,8 @@ def _extra_steps(
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat
 # asks for the same few again and again (each round, each position of each game).
-_COMMITMENTS: dict[tuple[object, ...], tuple[LegalAction, ...]] = {}
-_COMMITMENTS_KEPT = 4096
+_COMMITMENTS: Final[dict[tuple[object, ...], tuple[LegalAction, ...]]] = {}
+_COMMITMENTS_KEPT: Final = 4096
 
 
 def _commitments(state: GameState, side: Faction) -> list[LegalAction]:

@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import Final
 
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
 from .errors import IllegalCommand
-from .honor import move_honor
+from .honor import MoveHonor
 from .powers import POWERS, MoveContext, Power, powers_of
 from .state import GameState
 
-STACK_LIMIT = 4  # R6
-STYX_ENERGY = 2  # R5
+STACK_LIMIT: Final = 4  # R6
+STYX_ENERGY: Final = 2  # R5
+_NOBODY: Final[frozenset[str]] = frozenset()
 
 
 class MovePlan:
@@ -76,66 +78,92 @@ def styx_cost(state: GameState, move: MoveContext) -> int:
     return STYX_ENERGY
 
 
-def mover_group(
-    state: GameState, faction: Faction, units: list[str]
-) -> tuple[tuple[str, ...], int]:
-    """Check that ``units`` are own units on the board standing together: the R1-ordered movers
-    and their region. ``legal_actions`` asks this once per group, not once per destination."""
-    movers = own_units(state, faction, units)
-    origins = {state.positions[u] for u in movers}
-    if len(origins) != 1:
-        raise IllegalCommand("units_not_together", "A group must move from one region.")
-    return movers, origins.pop()
+class Movers:
+    """A group about to move: own units on the board standing together (R1-ordered, from
+    ``origin``), with what judging a move of theirs asks of the group alone worked out once.
+
+    ``legal_actions`` judges dozens of destinations and forms per group, ``decide`` one: both
+    through ``judge``, the one judgment of a move (R3, R5, R6; R4 through ``MoveHonor``).
+    Building one raises ``IllegalCommand`` when the units are not such a group.
+    """
+
+    __slots__ = ("_energy", "_flier", "_own", "faction", "honor", "origin", "state", "units")
+
+    def __init__(self, state: GameState, faction: Faction, units: Sequence[str]) -> None:
+        movers = own_units(state, faction, list(units))
+        origins = {state.positions[u] for u in movers}
+        if len(origins) != 1:
+            raise IllegalCommand("units_not_together", "A group must move from one region.")
+        self.state = state
+        self.faction = faction
+        self.units = movers
+        self.origin = origins.pop()
+        self._own = state.occupancy.counts[faction]
+        self._energy = state.energy[faction]
+        self._flier = POWERS.get(movers[0]) if len(movers) == 1 else None  # who may fly
+        self.honor = MoveHonor(state, faction, movers, self.origin)
+
+    def move(
+        self,
+        destination: int,
+        fly: bool = False,
+        reveal: frozenset[str] = _NOBODY,
+        use_power: bool = False,
+    ) -> MoveContext:
+        """The move of these units to ``destination``, to be judged (and asked about)."""
+        return MoveContext(
+            self.faction, self.units, self.origin, destination, fly, reveal, use_power
+        )
+
+    def judge(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan:
+        """Judge ``move`` (one of ``self.move``); ``reveal`` is the list of units to reveal as
+        the command gives it (``move.reveal`` is its set). Raises ``IllegalCommand`` with the
+        first rule it breaks."""
+        state, faction, movers, destination = self.state, self.faction, self.units, move.destination
+        if destination == self.origin:
+            raise IllegalCommand("same_region", "The units are already there.")
+        newly: tuple[str, ...] = ()
+        if reveal:
+            newly = check_reveals(
+                state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
+            )
+        if move.use_power and not any(
+            p.uses_power_on_move(state, move) for p in powers_of(movers)
+        ):
+            raise IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
+        if move.flight:
+            power = self._flier
+            if power is None or not power.flies(state, move):
+                raise IllegalCommand(
+                    "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
+                )
+        elif not BOARD.adjacent(self.origin, destination):
+            raise IllegalCommand(
+                "not_adjacent", f"Region {destination} is not next to {self.origin}."
+            )
+        if self._own[destination] + len(movers) > STACK_LIMIT:
+            raise IllegalCommand(
+                "stack_limit", f"At most {STACK_LIMIT} of your units may stand in one region."
+            )
+        energy = styx_cost(state, move)
+        if energy > self._energy:
+            raise IllegalCommand(
+                "styx_energy", f"Crossing the Styx costs {energy} Energy and you have less."
+            )
+        honor, reason = self.honor.of(move)
+        return MovePlan(move, honor, reason, energy, newly)
 
 
 def plan_move(
     state: GameState,
     faction: Faction,
-    units: list[str],
+    units: Sequence[str],
     destination: int,
     fly: bool = False,
-    reveal: list[str] | tuple[str, ...] = (),
+    reveal: Sequence[str] = (),
     use_power: bool = False,
 ) -> MovePlan:
-    """Judge a move; raise ``IllegalCommand`` with the first rule it breaks."""
-    movers, origin = mover_group(state, faction, units)
-    move = MoveContext(faction, movers, origin, destination, fly, frozenset(reveal), use_power)
-    return judge_move(state, move, reveal)
-
-
-def judge_move(
-    state: GameState, move: MoveContext, reveal: list[str] | tuple[str, ...] = ()
-) -> MovePlan:
-    """Judge ``move`` of a group that ``mover_group`` accepted; ``reveal`` is the list of units
-    to reveal as the command gives it (``move.reveal`` is its set). ``plan_move`` is this after
-    ``mover_group``; ``legal_actions`` calls it directly with one ``MoveContext`` per candidate,
-    which it also asks the powers about."""
-    faction, movers, destination = move.faction, move.units, move.destination
-    if destination == move.origin:
-        raise IllegalCommand("same_region", "The units are already there.")
-    newly: tuple[str, ...] = ()
-    if reveal:
-        newly = check_reveals(
-            state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
-        )
-    if move.use_power and not any(p.uses_power_on_move(state, move) for p in powers_of(movers)):
-        raise IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
-    if move.flight:
-        power = POWERS.get(movers[0]) if len(movers) == 1 else None
-        if power is None or not power.flies(state, move):
-            raise IllegalCommand(
-                "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
-            )
-    elif not BOARD.adjacent(move.origin, destination):
-        raise IllegalCommand("not_adjacent", f"Region {destination} is not next to {move.origin}.")
-    if state.count_in(destination, faction) + len(movers) > STACK_LIMIT:
-        raise IllegalCommand(
-            "stack_limit", f"At most {STACK_LIMIT} of your units may stand in one region."
-        )
-    energy = styx_cost(state, move)
-    if energy > state.energy[faction]:
-        raise IllegalCommand(
-            "styx_energy", f"Crossing the Styx costs {energy} Energy and you have less."
-        )
-    honor, reason = move_honor(state, move)
-    return MovePlan(move, honor, reason, energy, newly)
+    """Judge a move as a command gives it; raise ``IllegalCommand`` with the first rule it
+    breaks."""
+    movers = Movers(state, faction, units)
+    return movers.judge(movers.move(destination, fly, frozenset(reveal), use_power), reveal)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cache
+from typing import Final
 
 from . import events as ev
 from .board import BOARD
@@ -13,7 +14,7 @@ from .decision import Decision
 from .errors import IllegalCommand
 from .state import GameState, Options, Phase
 
-CHALLENGE_RANGE = range(-5, 6)
+CHALLENGE_RANGE: Final = range(-5, 6)
 
 
 def create(options: Options, token_seed: int = 0) -> list[ev.Event]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from .board import BOARD
 from .characters import BY_NAME, CHARACTERS, ORDER, Faction
@@ -41,8 +41,20 @@ class StepKind(StrEnum):
     WITHDRAW = "withdraw"  # the side's units go back to ``to`` (after a sneak attack)
 
 
+class Value:
+    """Base of the state's frozen dataclasses: pickled as the arguments of their constructor.
+    (Compiled by mypyc, a frozen dataclass cannot be unpickled field by field: its fields
+    refuse assignment. Pickling is for tests and worker processes, never for the store.)"""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[type[Value], tuple[Any, ...]]:
+        value: Any = self
+        return (type(self), tuple(getattr(self, f.name) for f in fields(value) if f.init))
+
+
 @dataclass(frozen=True, slots=True)
-class Step:
+class Step(Value):
     """One thing still to settle; a step that needs a choice waits for its side's command."""
 
     kind: StepKind
@@ -61,13 +73,13 @@ class Step:
 
 
 @dataclass(frozen=True, slots=True)
-class Commitment:
+class Commitment(Value):
     maneuver: Maneuver
     energy: int
 
 
 @dataclass(frozen=True, slots=True)
-class Combat:
+class Combat(Value):
     region: int
     attacker: Faction
     origin: int | None  # None after a flight (R9: any adjacent region)
@@ -80,7 +92,7 @@ class Combat:
 
 
 @dataclass(frozen=True, slots=True)
-class Options:
+class Options(Value):
     """The variants chosen when the game is created."""
 
     open_combat: bool = False
@@ -93,30 +105,29 @@ class Options:
 
 
 # (name, faction) of every character, in R1 order.
-_ROSTER = tuple((c.name, c.faction) for c in CHARACTERS)
+_ROSTER: Final = tuple((c.name, c.faction) for c in CHARACTERS)
 
 
-REGIONS = len(BOARD.regions)
+REGIONS: Final = len(BOARD.regions)
 
 
-@dataclass(frozen=True, slots=True)
 class Occupancy:
     """Who stands where in one state, in R1 order: ``units_in``, ``units_of`` and ``count_in``
     as lookups instead of scans of every unit, for code that asks them many times of one state
     (``legal_actions`` asks hundreds). ``counts[faction][region]`` is the number of the side's
-    units in the region: the question every candidate move asks twice."""
+    units in the region: the question every candidate move asks twice. Read-only once built
+    (a plain class with slots: the cheapest to build, interpreted or compiled)."""
 
-    in_region: dict[int, list[str]]
-    in_region_of: dict[tuple[int, Faction], list[str]]
-    of: dict[Faction, list[str]]
-    counts: dict[Faction, list[int]]
+    __slots__ = ("counts", "in_region", "in_region_of", "of")
 
-    @staticmethod
-    def of_positions(positions: dict[str, int]) -> Occupancy:
+    def __init__(self, positions: dict[str, int]) -> None:
         in_region: dict[int, list[str]] = {}
         in_region_of: dict[tuple[int, Faction], list[str]] = {}
-        of: dict[Faction, list[str]] = {f: [] for f in Faction}
-        counts: dict[Faction, list[int]] = {f: [0] * REGIONS for f in Faction}
+        of: dict[Faction, list[str]] = {Faction.OLYMPIANS: [], Faction.CHTHONIANS: []}
+        counts: dict[Faction, list[int]] = {
+            Faction.OLYMPIANS: [0] * REGIONS,
+            Faction.CHTHONIANS: [0] * REGIONS,
+        }
         for unit, faction in _ROSTER:
             region = positions.get(unit)
             if region is not None:
@@ -124,16 +135,20 @@ class Occupancy:
                 in_region_of.setdefault((region, faction), []).append(unit)
                 of[faction].append(unit)
                 counts[faction][region] += 1
-        return Occupancy(in_region, in_region_of, of, counts)
+        self.in_region = in_region
+        self.in_region_of = in_region_of
+        self.of = of
+        self.counts = counts
 
 
 @dataclass(frozen=True, slots=True)
-class GameState:
+class GameState(Value):
     """Everything a game is at one point: its facts (every field but the last) and a cache
     slot for their ``Occupancy``.
 
     The cache is not a fact: it is built only when ``occupancy`` is asked for
-    (``legal_actions`` does), never compared, shown, pickled or copied to the next state
+    (``legal_actions`` does), never compared, shown, pickled (``Value``: not a constructor
+    argument) or copied to the next state
     (``evolved``, ``dataclasses.replace``), and the snapshot codec leaves it out (``FACTS``).
     Until it is built, ``units_in``, ``units_of`` and ``count_in`` scan the positions, which is
     cheaper for the states that are asked only a question or two (most states ``execute`` and
@@ -171,16 +186,12 @@ class GameState:
     def __post_init__(self) -> None:
         object.__setattr__(self, "_occupancy", None)  # compiled, a slot has no class default
 
-    def __reduce__(self) -> tuple[type[GameState], tuple[Any, ...]]:
-        """Pickled as its facts alone (the cache is rebuilt on demand)."""
-        return (GameState, tuple(getattr(self, name) for name in FACTS))
-
     @property
     def occupancy(self) -> Occupancy:
         """The occupancy index of this state, built on first use."""
         occupancy = self._occupancy
         if occupancy is None:
-            occupancy = Occupancy.of_positions(self.positions)
+            occupancy = Occupancy(self.positions)
             object.__setattr__(self, "_occupancy", occupancy)
         return occupancy
 
@@ -258,5 +269,5 @@ class GameState:
         return second if second in self.positions else None
 
 
-FACTS: tuple[str, ...] = tuple(f.name for f in fields(GameState) if f.compare)
+FACTS: Final[tuple[str, ...]] = tuple(f.name for f in fields(GameState) if f.compare)
 """The names of a state's facts, in order: its fields but the cache."""

@@ -4,14 +4,16 @@ Chthonians commit again (combat.commit)."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..board import BOARD
 from ..characters import BY_NAME, Faction
 from ..state import GameState
 from . import register
 from .base import Power
 
-ENEMY_MALE_MALUS = 3
-MALE_COMRADE_BONUS = 2
+ENEMY_MALE_MALUS: Final = 3
+MALE_COMRADE_BONUS: Final = 2
 
 
 def _olympian_males(state: GameState, region: int) -> int:

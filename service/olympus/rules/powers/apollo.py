@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..state import GameState
 from . import register
 from .base import Action
 from .flight import Flier
 
 # His battles and his flights; a friendly walk does not need him revealed (rulebook).
-_DOUBLED = frozenset({"flight", "attack", "combat", "retreat"})
+_DOUBLED: Final = frozenset({"flight", "attack", "combat", "retreat"})
 
 
 class Apollo(Flier):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..characters import Faction
 from ..state import GameState
 from . import register
 from .base import Power
 
-CHASE_BONUS = 2
+CHASE_BONUS: Final = 2
 
 
 class Artemis(Power):

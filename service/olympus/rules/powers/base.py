@@ -8,7 +8,7 @@ checking a character's name.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
 from ..characters import BY_NAME, Faction
 from ..state import GameState, Maneuver
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ..decision import Decision
 
 
-_NOBODY: frozenset[str] = frozenset()
+_NOBODY: Final[frozenset[str]] = frozenset()
 
 
 class Action:

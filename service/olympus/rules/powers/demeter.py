@@ -3,6 +3,8 @@ which eliminates both, for good (R8, R10), even in the Palace before Persephone 
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import events as ev
 from ..board import BOARD, Realm
 from ..characters import Faction
@@ -12,7 +14,7 @@ from ..state import GameState
 from . import register
 from .base import MoveContext, Power
 
-DRAIN = 3
+DRAIN: Final = 3
 
 
 class Demeter(Power):

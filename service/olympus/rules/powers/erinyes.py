@@ -8,6 +8,8 @@ go back to the region they came from, so that no region holds both sides outside
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import events as ev
 from ..board import BOARD
 from ..characters import Faction
@@ -18,9 +20,9 @@ from ..state import GameState, Maneuver, Step, StepKind
 from . import POWERS, register
 from .base import Action, MoveContext, Power, alone
 
-SNEAK_ENERGY = 2
-SNEAK_HONOR = 1
-_DEFENSIVE = frozenset({Maneuver.RETREAT, Maneuver.ALL_OUT_DEFENSE})
+SNEAK_ENERGY: Final = 2
+SNEAK_HONOR: Final = 1
+_DEFENSIVE: Final = frozenset({Maneuver.RETREAT, Maneuver.ALL_OUT_DEFENSE})
 
 
 class Erinyes(Power):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import commands as cmd
 from .. import events as ev
 from ..board import TARTARUS
@@ -16,7 +18,7 @@ from ..turns import end_turn
 from . import register
 from .base import Power
 
-RECALL_ENERGY = 10
+RECALL_ENERGY: Final = 10
 
 
 def recallable(state: GameState) -> list[str]:
@@ -61,7 +63,8 @@ def recall_actions(state: GameState, side: Faction) -> list[LegalAction]:
     if side is not Faction.CHTHONIANS:
         return []
     return [
-        LegalAction.of(cmd.Recall(side=side, unit=u), 0, RECALL_ENERGY) for u in recallable(state)
+        LegalAction(cmd.Recall, side, 0, RECALL_ENERGY, {"type": "recall", "unit": u}, ("unit",))
+        for u in recallable(state)
     ]
 
 

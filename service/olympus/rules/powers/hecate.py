@@ -3,13 +3,15 @@ Chthonian stock; a thunderbolt on her region gives the Chthonians 6 Energy (R8).
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import events as ev
 from ..characters import Faction
 from ..decision import Decision
 from . import register
 from .base import Power
 
-THUNDERBOLT_ENERGY = 6
+THUNDERBOLT_ENERGY: Final = 6
 
 
 class Hecate(Power):

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from ..characters import Faction
 from ..state import GameState
 from . import register
 from .base import Power
 
-DEFENSE_BONUS = 5
+DEFENSE_BONUS: Final = 5
 
 
 class Hephaestus(Power):

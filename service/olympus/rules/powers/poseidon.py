@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import events as ev
 from ..board import BOARD
 from ..characters import Faction
@@ -10,7 +12,7 @@ from ..decision import Decision
 from . import register
 from .base import MoveContext, Power
 
-STYX_ENERGY = 2
+STYX_ENERGY: Final = 2
 
 
 class Poseidon(Power):

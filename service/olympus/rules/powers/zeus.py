@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 from .. import commands as cmd
 from .. import events as ev
 from ..board import BOARD, Realm
@@ -16,8 +18,8 @@ from ..state import GameState, Step, StepKind
 from . import powers_of, register
 from .base import Action, Power
 
-THUNDERBOLT_ENERGY = 6
-THUNDERBOLT_HONOR = 1
+THUNDERBOLT_ENERGY: Final = 6
+THUNDERBOLT_HONOR: Final = 1
 
 
 def thunderbolt_targets(state: GameState) -> list[int]:
@@ -63,7 +65,14 @@ def thunderbolt_actions(state: GameState, side: Faction) -> list[LegalAction]:
         return []
     honor = -penalty(state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
     return [
-        LegalAction.of(cmd.Thunderbolt(side=side, region=r), honor, THUNDERBOLT_ENERGY)
+        LegalAction(
+            cmd.Thunderbolt,
+            side,
+            honor,
+            THUNDERBOLT_ENERGY,
+            {"type": "thunderbolt", "region": r},
+            ("region",),
+        )
         for r in thunderbolt_targets(state)
     ]
 

@@ -1,0 +1,77 @@
+"""The compiled rules core (olympus.native) and the interpreted source are one implementation:
+the same games give the same lists of legal actions, the same events and the same states.
+
+``make test`` builds the compiled core first, so this suite runs compiled wherever a C compiler
+is; these tests also run the interpreted source (``OLYMPUS_PURE_PYTHON=1``) in a child process,
+on the same seeded games, and its scenarios.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import olympus.rules
+from olympus import native
+
+ROOT = Path(__file__).resolve().parent.parent
+FINGERPRINT = Path(__file__).with_name("native_fingerprint.py")
+
+
+def _run(pure: bool, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    env.pop(native.PURE_PYTHON, None)
+    if pure:
+        env[native.PURE_PYTHON] = "1"
+    return subprocess.run(
+        [sys.executable, *args], env=env, cwd=ROOT, capture_output=True, text=True, timeout=900
+    )
+
+
+def _fingerprint(pure: bool, games: int) -> dict[str, object]:
+    child = _run(pure, str(FINGERPRINT), str(games))
+    assert child.returncode == 0, child.stdout + child.stderr
+    result: dict[str, object] = json.loads(child.stdout)
+    return result
+
+
+def test_the_compiled_core_runs_where_a_compiler_is() -> None:
+    """``make test`` built it, so with a C compiler this process runs the native modules; an
+    edit of the source turns it off until the next build (the digest)."""
+    compiler = bool(shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc"))
+    expected = compiler and os.environ.get(native.PURE_PYTHON) != "1"
+    assert olympus.rules.COMPILED is expected
+    suffix = ".py" if not expected else ".so"
+    assert olympus.rules.legal.__file__.endswith(suffix)
+    assert olympus.rules.powers.zeus.__file__.endswith(suffix)
+
+
+def test_both_builds_play_the_same_games() -> None:
+    """Every position of 40 seeded random games (every variant): each seat's legal actions
+    (form, Honor, Energy, order), every event and every state, compared by digest."""
+    compiled = _fingerprint(pure=False, games=40)
+    interpreted = _fingerprint(pure=True, games=40)
+    assert interpreted["compiled"] is False
+    assert compiled["compiled"] is olympus.rules.COMPILED
+    assert compiled["positions"] == interpreted["positions"] > 2_000
+    assert compiled["actions"] == interpreted["actions"] > 40_000
+    assert compiled["digest"] == interpreted["digest"]
+
+
+def test_the_fingerprint_tells_games_apart() -> None:
+    """The comparison above can fail: other games give another digest."""
+    assert _fingerprint(pure=True, games=3)["digest"] != _fingerprint(pure=True, games=4)["digest"]
+
+
+def test_the_interpreted_source_passes_the_rule_scenarios() -> None:
+    """The scenarios and the move-generation checks, run on the interpreted source."""
+    child = _run(
+        True, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        "tests/test_scenarios.py", "tests/test_legal.py",
+    )  # fmt: skip
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    assert " passed" in child.stdout and " failed" not in child.stdout
