@@ -70,7 +70,7 @@ def test_the_fingerprint_tells_games_apart() -> None:
 def test_the_interpreted_source_passes_the_rule_scenarios() -> None:
     """The scenarios and the move-generation checks, run on the interpreted source."""
     child = _run(
-        True, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        True, "-m", "pytest", "-p", "no:cacheprovider",
         "tests/test_scenarios.py", "tests/test_legal.py",
     )  # fmt: skip
     assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]

@@ -8,7 +8,7 @@ draws one.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from functools import cache
 from itertools import combinations
 from typing import Any, Final
@@ -147,7 +147,7 @@ _NONE: Final[frozenset[str]] = frozenset()
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
 MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
-_PLAIN: Final[Sequence[Form]] = (((), False),)  # the only form of most moves
+_PLAIN: Final[tuple[Form, ...]] = (((), False),)  # the only form of most moves
 
 
 # The fields ``legal_actions`` has always passed to ``cmd.Move`` (``steps`` only for a walk):
@@ -155,6 +155,7 @@ _PLAIN: Final[Sequence[Form]] = (((), False),)  # the only form of most moves
 _MOVE_GIVEN: Final = ("units", "to", "fly", "reveal", "use_power")
 _WALK_GIVEN: Final = (*_MOVE_GIVEN, "steps")
 _COMMIT_GIVEN: Final = ("maneuver", "energy", "reveal")
+_MOVE: Final = cmd.Move  # read once per listed move: a constant, not a module attribute
 
 
 def _move_action(
@@ -167,7 +168,7 @@ def _move_action(
     """The listed ``cmd.Move`` of ``move``, as a client sends it."""
     fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
     given = _WALK_GIVEN if steps else _MOVE_GIVEN
-    return LegalAction(cmd.Move, move.faction, honor, energy, None, given, fields)
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields)
 
 
 def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
@@ -240,9 +241,8 @@ def _destination_moves(
         variant = move
         if reveal or use_power:
             variant = movers.move(to, fly, frozenset(reveal), use_power)
-        try:
-            plan = movers.judge(variant, reveal)
-        except IllegalCommand:
+        plan = movers.verdict(variant, reveal)
+        if isinstance(plan, IllegalCommand):
             continue
         found.append(_move_action(variant, reveal, plan.honor, plan.energy))
         if group.walks and not state.units_in(to):
@@ -254,7 +254,7 @@ def _forms(
     move: MoveContext,
     revealers: list[tuple[str, Power]],
     users: tuple[Power, ...],
-) -> Sequence[Form]:
+) -> tuple[Form, ...]:
     """The (reveal, use_power) forms of ``move`` worth judging, in the order they are listed:
     with or without each hidden unit whose power may be revealed for it, with or without the
     movers' optional power."""
@@ -263,7 +263,7 @@ def _forms(
     if not reveals and not use:
         return _PLAIN
     uses = (False, True) if use else (False,)
-    return [(reveal, use_power) for reveal in [(), *reveals] for use_power in uses]
+    return tuple((reveal, use_power) for reveal in [(), *reveals] for use_power in uses)
 
 
 def _extra_steps(

@@ -41,7 +41,8 @@ class MovePlan:
 
 def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str, ...]:
     """Check that ``units`` are distinct units of ``faction`` on the board; R1-ordered."""
-    if len(set(units)) != len(units):
+    several = len(units) > 1  # most groups are one unit: nothing to compare or sort
+    if several and len(set(units)) != len(units):
         raise IllegalCommand("duplicate_units", "A unit was named more than once.")
     for unit in units:
         character = BY_NAME.get(unit)
@@ -51,7 +52,7 @@ def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str
             raise IllegalCommand("not_your_unit", f"{unit} is not one of your units.")
         if unit not in state.positions:
             raise IllegalCommand("unit_not_on_board", f"{unit} is not on the board.")
-    return tuple(sorted(units, key=ORDER.__getitem__))
+    return tuple(sorted(units, key=ORDER.__getitem__)) if several else tuple(units)
 
 
 def check_reveals(
@@ -68,16 +69,6 @@ def check_reveals(
     return revealing
 
 
-def styx_cost(state: GameState, move: MoveContext) -> int:
-    """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
-    if move.flight or not BOARD.crosses_styx(move.origin, move.destination):
-        return 0
-    helpers = [u for u in state.units_of(move.faction) if u in state.revealed or u in move.reveal]
-    if any(p.styx_free(state, move) for p in powers_of(helpers, "styx_free")):
-        return 0
-    return STYX_ENERGY
-
-
 class Movers:
     """A group about to move: own units on the board standing together (R1-ordered, from
     ``origin``), with what judging a move of theirs asks of the group alone worked out once.
@@ -87,7 +78,17 @@ class Movers:
     Building one raises ``IllegalCommand`` when the units are not such a group.
     """
 
-    __slots__ = ("_energy", "_flier", "_own", "faction", "honor", "origin", "state", "units")
+    __slots__ = (
+        "_crossings",
+        "_energy",
+        "_flier",
+        "_own",
+        "faction",
+        "honor",
+        "origin",
+        "state",
+        "units",
+    )
 
     def __init__(self, state: GameState, faction: Faction, units: Sequence[str]) -> None:
         movers = own_units(state, faction, list(units))
@@ -99,6 +100,7 @@ class Movers:
         self.units = movers
         self.origin = origins.pop()
         self._own = state.occupancy.counts[faction]
+        self._crossings = BOARD.crossings[self.origin]  # R5: to each region, over the Styx?
         self._energy = state.energy[faction]
         self._flier = POWERS.get(movers[0]) if len(movers) == 1 else None  # who may fly
         self.honor = MoveHonor(state, faction, movers, self.origin)
@@ -119,9 +121,18 @@ class Movers:
         """Judge ``move`` (one of ``self.move``); ``reveal`` is the list of units to reveal as
         the command gives it (``move.reveal`` is its set). Raises ``IllegalCommand`` with the
         first rule it breaks."""
+        plan = self.verdict(move, reveal)
+        if isinstance(plan, IllegalCommand):
+            raise plan
+        return plan
+
+    def verdict(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan | IllegalCommand:
+        """``judge``, with the first rule the move breaks returned rather than raised:
+        ``legal_actions`` judges every candidate move, and raising costs more than judging.
+        (A unit to reveal that may not be revealed still raises: candidates never ask that.)"""
         state, faction, movers, destination = self.state, self.faction, self.units, move.destination
         if destination == self.origin:
-            raise IllegalCommand("same_region", "The units are already there.")
+            return IllegalCommand("same_region", "The units are already there.")
         newly: tuple[str, ...] = ()
         if reveal:
             newly = check_reveals(
@@ -130,28 +141,39 @@ class Movers:
         if move.use_power and not any(
             p.uses_power_on_move(state, move) for p in powers_of(movers)
         ):
-            raise IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
+            return IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
         if move.flight:
             power = self._flier
             if power is None or not power.flies(state, move):
-                raise IllegalCommand(
+                return IllegalCommand(
                     "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
                 )
         elif not BOARD.adjacent(self.origin, destination):
-            raise IllegalCommand(
+            return IllegalCommand(
                 "not_adjacent", f"Region {destination} is not next to {self.origin}."
             )
         if self._own[destination] + len(movers) > STACK_LIMIT:
-            raise IllegalCommand(
+            return IllegalCommand(
                 "stack_limit", f"At most {STACK_LIMIT} of your units may stand in one region."
             )
-        energy = styx_cost(state, move)
+        energy = self._styx_cost(move)
         if energy > self._energy:
-            raise IllegalCommand(
+            return IllegalCommand(
                 "styx_energy", f"Crossing the Styx costs {energy} Energy and you have less."
             )
         honor, reason = self.honor.of(move)
         return MovePlan(move, honor, reason, energy, newly)
+
+    def _styx_cost(self, move: MoveContext) -> int:
+        """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
+        if move.flight or not self._crossings[move.destination]:
+            return 0
+        state = self.state
+        revealed, now = state.revealed, move.reveal
+        helpers = [u for u in state.units_of(move.faction) if u in revealed or u in now]
+        if any(p.styx_free(state, move) for p in powers_of(helpers, "styx_free")):
+            return 0
+        return STYX_ENERGY
 
 
 def plan_move(

@@ -300,7 +300,7 @@ def encode_state(state: GameState) -> bytes:
         raise SnapshotError(f"cannot encode the state: {error}") from error
 
 
-def _unpack(data: bytes) -> dict[Any, Any]:
+def _unpack(data: object) -> dict[Any, Any]:
     if not isinstance(data, bytes | bytearray | memoryview):
         raise SnapshotError(f"a snapshot is bytes, got {type(data).__name__}")
     try:
@@ -312,8 +312,10 @@ def _unpack(data: bytes) -> dict[Any, Any]:
     return payload
 
 
-def decode_state(data: bytes) -> GameState:
-    """The state ``encode_state`` encoded, or ``SnapshotError`` (then replay the log)."""
+def decode_state(data: object) -> GameState:
+    """The state ``encode_state`` encoded, or ``SnapshotError`` (then replay the log). Takes
+    any object and refuses what is not bytes with ``SnapshotError`` (compiled, a ``bytes``
+    parameter would refuse it with a ``TypeError`` first)."""
     payload = _unpack(data)
     fmt = payload.get("f")
     if type(fmt) is not int or fmt != STATE_FORMAT:

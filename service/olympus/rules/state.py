@@ -112,33 +112,34 @@ REGIONS: Final = len(BOARD.regions)
 
 
 class Occupancy:
-    """Who stands where in one state, in R1 order: ``units_in``, ``units_of`` and ``count_in``
-    as lookups instead of scans of every unit, for code that asks them many times of one state
-    (``legal_actions`` asks hundreds). ``counts[faction][region]`` is the number of the side's
-    units in the region: the question every candidate move asks twice. Read-only once built
-    (a plain class with slots: the cheapest to build, interpreted or compiled)."""
+    """Who stands where in one state, per side in R1 order: ``units_of`` and ``count_in`` as
+    lookups, and ``units_in`` of a side as a scan of that side's units only, for code that
+    asks them many times of one state (``legal_actions`` asks hundreds).
+    ``counts[faction][region]`` is the number of the side's units in the region: the question
+    every candidate move asks twice. Read-only once built (a plain class with slots: the
+    cheapest to build, interpreted or compiled; states of Hermes' walks build one each)."""
 
-    __slots__ = ("counts", "in_region", "in_region_of", "of")
+    __slots__ = ("counts", "of")
 
     def __init__(self, positions: dict[str, int]) -> None:
-        in_region: dict[int, list[str]] = {}
-        in_region_of: dict[tuple[int, Faction], list[str]] = {}
-        of: dict[Faction, list[str]] = {Faction.OLYMPIANS: [], Faction.CHTHONIANS: []}
-        counts: dict[Faction, list[int]] = {
-            Faction.OLYMPIANS: [0] * REGIONS,
-            Faction.CHTHONIANS: [0] * REGIONS,
-        }
+        olympians: list[str] = []
+        chthonians: list[str] = []
+        on_olympus = [0] * REGIONS
+        below = [0] * REGIONS
         for unit, faction in _ROSTER:
             region = positions.get(unit)
             if region is not None:
-                in_region.setdefault(region, []).append(unit)
-                in_region_of.setdefault((region, faction), []).append(unit)
-                of[faction].append(unit)
-                counts[faction][region] += 1
-        self.in_region = in_region
-        self.in_region_of = in_region_of
-        self.of = of
-        self.counts = counts
+                if faction is Faction.OLYMPIANS:
+                    olympians.append(unit)
+                    on_olympus[region] += 1
+                else:
+                    chthonians.append(unit)
+                    below[region] += 1
+        self.of = {Faction.OLYMPIANS: olympians, Faction.CHTHONIANS: chthonians}
+        self.counts = {Faction.OLYMPIANS: on_olympus, Faction.CHTHONIANS: below}
+
+
+_DEFAULT_OPTIONS: Final = Options()
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +184,58 @@ class GameState(Value):
     version: int = 0  # number of events folded
     _occupancy: Occupancy | None = field(default=None, init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_occupancy", None)  # compiled, a slot has no class default
+    def __init__(
+        self,
+        options: Options = _DEFAULT_OPTIONS,
+        phase: Phase = Phase.SETUP,
+        turn: Faction = Faction.CHTHONIANS,
+        turn_number: int = 0,
+        honor: dict[Faction, int] | None = None,
+        energy: dict[Faction, int] | None = None,
+        positions: dict[str, int] | None = None,
+        picked: frozenset[str] = frozenset(),
+        revealed: frozenset[str] = frozenset(),
+        eliminated: tuple[str, ...] = (),
+        unrecallable: frozenset[str] = frozenset(),
+        setups: dict[Faction, dict[str, int]] | None = None,
+        combat: Combat | None = None,
+        pending: tuple[Step, ...] = (),
+        tokens: dict[str, int] | None = None,
+        next_token: int = 1,
+        token_seed: int = 0,
+        deadlines: dict[str, dict[str, Any]] | None = None,
+        absent_since: dict[str, int] | None = None,
+        winner: Faction | None = None,
+        result: str | None = None,
+        version: int = 0,
+    ) -> None:
+        """The dataclass's own ``__init__``, spelled out: mypyc compiles each
+        ``object.__setattr__`` of it to a store into the slot (6× faster than the generated
+        one, which stays interpreted), and a state is made per event. None stands for an
+        empty dict, as the fields' default factories do."""
+        object.__setattr__(self, "options", options)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "turn", turn)
+        object.__setattr__(self, "turn_number", turn_number)
+        object.__setattr__(self, "honor", {} if honor is None else honor)
+        object.__setattr__(self, "energy", {} if energy is None else energy)
+        object.__setattr__(self, "positions", {} if positions is None else positions)
+        object.__setattr__(self, "picked", picked)
+        object.__setattr__(self, "revealed", revealed)
+        object.__setattr__(self, "eliminated", eliminated)
+        object.__setattr__(self, "unrecallable", unrecallable)
+        object.__setattr__(self, "setups", {} if setups is None else setups)
+        object.__setattr__(self, "combat", combat)
+        object.__setattr__(self, "pending", pending)
+        object.__setattr__(self, "tokens", {} if tokens is None else tokens)
+        object.__setattr__(self, "next_token", next_token)
+        object.__setattr__(self, "token_seed", token_seed)
+        object.__setattr__(self, "deadlines", {} if deadlines is None else deadlines)
+        object.__setattr__(self, "absent_since", {} if absent_since is None else absent_since)
+        object.__setattr__(self, "winner", winner)
+        object.__setattr__(self, "result", result)
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "_occupancy", None)
 
     @property
     def occupancy(self) -> Occupancy:
@@ -198,41 +249,40 @@ class GameState(Value):
     def evolved(self, changes: dict[str, Any]) -> GameState:
         """A copy with ``changes`` (field name → new value): ``dataclasses.replace`` without
         its overhead, because every event makes one (replay speed). Spelled out field by
-        field, which mypyc compiles to direct slot reads; the cache is not copied."""
-        get = changes.get
+        field, which mypyc compiles to direct slot reads and dict lookups; the cache is not
+        copied."""
         return GameState(
-            get("options", self.options),
-            get("phase", self.phase),
-            get("turn", self.turn),
-            get("turn_number", self.turn_number),
-            get("honor", self.honor),
-            get("energy", self.energy),
-            get("positions", self.positions),
-            get("picked", self.picked),
-            get("revealed", self.revealed),
-            get("eliminated", self.eliminated),
-            get("unrecallable", self.unrecallable),
-            get("setups", self.setups),
-            get("combat", self.combat),
-            get("pending", self.pending),
-            get("tokens", self.tokens),
-            get("next_token", self.next_token),
-            get("token_seed", self.token_seed),
-            get("deadlines", self.deadlines),
-            get("absent_since", self.absent_since),
-            get("winner", self.winner),
-            get("result", self.result),
-            get("version", self.version),
+            changes.get("options", self.options),
+            changes.get("phase", self.phase),
+            changes.get("turn", self.turn),
+            changes.get("turn_number", self.turn_number),
+            changes.get("honor", self.honor),
+            changes.get("energy", self.energy),
+            changes.get("positions", self.positions),
+            changes.get("picked", self.picked),
+            changes.get("revealed", self.revealed),
+            changes.get("eliminated", self.eliminated),
+            changes.get("unrecallable", self.unrecallable),
+            changes.get("setups", self.setups),
+            changes.get("combat", self.combat),
+            changes.get("pending", self.pending),
+            changes.get("tokens", self.tokens),
+            changes.get("next_token", self.next_token),
+            changes.get("token_seed", self.token_seed),
+            changes.get("deadlines", self.deadlines),
+            changes.get("absent_since", self.absent_since),
+            changes.get("winner", self.winner),
+            changes.get("result", self.result),
+            changes.get("version", self.version),
         )
 
     # Without the index these scan the positions (plain loops: they run on every event).
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
         index = self._occupancy
-        if index is not None:
-            if faction is None:
-                return list(index.in_region.get(region, ()))
-            return list(index.in_region_of.get((region, faction), ()))
+        if index is not None and faction is not None:
+            positions = self.positions
+            return [u for u in index.of[faction] if positions[u] == region]
         units = [u for u, r in self.positions.items() if r == region]
         if faction is not None:
             units = [u for u in units if BY_NAME[u].faction is faction]

@@ -16,7 +16,7 @@ class Charon(Power):
 
     def _ferries(self, state: GameState, move: MoveContext) -> bool:
         """Whether Charon makes ``move`` free. The rules ask this only of units of the moving
-        side that are on the board (movement.styx_cost, plan_move, legal_actions)."""
+        side that are on the board (movement.Movers: moves judged and listed)."""
         if self.unit in move.units:
             return True
         here = state.positions[self.unit]
