@@ -80,7 +80,7 @@ class Fanout:
         return self._subscribed and (self.shards is None or self.shards.connected)
 
     @property
-    def classic_channels(self) -> list[bytes]:
+    def _classic_channels(self) -> list[bytes]:
         """What the classic connection subscribes to: the control channel, and the rooms'
         hint channels unless they are sharded."""
         return [self.control_channel, *(self.channels if self.shards is None else ())]
@@ -140,7 +140,7 @@ class Fanout:
         async with self._lock:
             await self.pubsub.aclose()  # drop the old connection and its subscriptions
             self.pubsub = self._pubsub_clients[self._pubsub_at].pubsub()
-            await self.pubsub.subscribe(*self.classic_channels)
+            await self.pubsub.subscribe(*self._classic_channels)
             self._subscribed = True
 
     async def _run(self) -> None:

@@ -96,19 +96,17 @@ class ShardedHints:
     # -- subscriptions ----------------------------------------------------------------------
 
     async def subscribe(self, channel: bytes) -> None:
-        if not self.connected:
-            return  # the next regroup subscribes everything wanted
-        try:
-            async with self._lock:
+        async with self._lock:  # after a regroup under way, which may have missed it
+            if self._gap.is_set() or self.where(channel) is not None:
+                return  # the next regroup subscribes everything wanted
+            try:
                 await self._subscribe(channel)
-        except LOST as error:
-            self._lost(error)
+            except LOST as error:
+                self._lost(error)
 
     async def unsubscribe(self, channel: bytes) -> None:
-        if not self.connected:
-            return
-        try:
-            async with self._lock:
+        async with self._lock:
+            try:
                 for name, shard in list(self._shards.items()):
                     if channel not in shard.channels:
                         continue
@@ -118,8 +116,8 @@ class ShardedHints:
                     else:  # its last room: the connection goes, and its subscription with it
                         del self._shards[name]
                         await shard.close()
-        except LOST as error:
-            self._lost(error)
+            except LOST as error:
+                self._lost(error)
 
     async def _subscribe(self, channel: bytes) -> None:
         node = self.cluster.get_node_from_key(channel)  # the master of its slot, as last known
@@ -167,13 +165,14 @@ class ShardedHints:
             await self._gap.wait()
             try:
                 await self._regroup()
-                backoff = 0.05
             except asyncio.CancelledError:
                 raise
             except LOST as error:
                 self._lost(error)
-                await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
+            # At most one regroup per backoff: a refusal (MOVED) comes after the regroup, and
+            # while the cluster fails over, its map of the slots may still name a dead master.
+            await asyncio.sleep(backoff)
+            backoff = 0.05 if self.connected else min(backoff * 2, 2.0)
 
     async def _regroup(self) -> None:
         """Every connection closed, the slots' masters asked again, every channel subscribed
