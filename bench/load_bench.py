@@ -256,11 +256,17 @@ class Server:
         return found
 
     def cluster_stats(self) -> dict[int, dict[str, int]]:
-        """Each cluster node's counters now (INFO): commands, bytes in and out, CPU ticks."""
+        """Each cluster node's counters now (INFO): commands, bytes in and out, CPU ticks, and
+        (CLUSTER INFO) the publishes it received from other nodes over the cluster bus: a
+        classic PUBLISH goes to every node, a sharded one to the replicas of its shard."""
         stats: dict[int, dict[str, int]] = {}
         for node in self.cluster.nodes if self.cluster else []:
-            info = dict(line.split(":", 1) for line in node.cli("info").splitlines() if ":" in line)
+            info, bus = _fields(node.cli("info")), _fields(node.cli("cluster", "info"))
             stats[node.port] = {
+                "bus_publishes": sum(
+                    int(bus.get(f"cluster_stats_messages_{kind}_received", 0))
+                    for kind in ("publish", "publishshard")
+                ),
                 "master": int(info.get("role", "").strip() == "master"),
                 "commands": int(info["total_commands_processed"]),
                 "bytes_in": int(info["total_net_input_bytes"]),
@@ -677,25 +683,32 @@ def worker(args: argparse.Namespace, url: str, rooms: range, control: Any) -> No
     control.send(dataclasses.asdict(stats))
 
 
+def _fields(text: str) -> dict[str, str]:
+    """The ``name:value`` lines of an INFO reply."""
+    return dict(line.split(":", 1) for line in text.splitlines() if ":" in line)
+
+
 # -- the run -------------------------------------------------------------------------------------
 
 
 def cluster_figures(
     before: dict[int, dict[str, int]], after: dict[int, dict[str, int]], acked: int, seconds: float
 ) -> dict[str, Any] | None:
-    """Per node and per acknowledged command: Redis commands, bytes in/out, CPU (% of a core)."""
+    """Per node and per acknowledged command: Redis commands, bytes in/out, publishes received
+    over the cluster bus; CPU (% of a core)."""
     if not before or not acked:
         return None
     nodes = {}
     for port, end in after.items():
         start = before[port]
-        delta = {k: end[k] - start[k] for k in ("commands", "bytes_in", "bytes_out", "cpu_ticks")}
+        counters = ("commands", "bytes_in", "bytes_out", "cpu_ticks", "bus_publishes")
+        delta = {k: end[k] - start[k] for k in counters}
         nodes[str(port)] = {
             "master": bool(end["master"]),
             "cpu_percent": round(delta["cpu_ticks"] / CLK_TCK / seconds * 100, 1),
             "commands_per_s": round(delta["commands"] / seconds),
         }
-        for k in ("commands", "bytes_in", "bytes_out"):
+        for k in ("commands", "bytes_in", "bytes_out", "bus_publishes"):
             nodes[str(port)][f"{k}_per_command"] = round(delta[k] / acked, 2)
     masters = [n for n in nodes.values() if n["master"]]
     return {
@@ -708,6 +721,7 @@ def cluster_figures(
             sum(n["bytes_in_per_command"] + n["bytes_out_per_command"] for n in nodes.values())
         ),
         "master_cpu_percent": [n["cpu_percent"] for n in masters],
+        "bus_publishes_per_command": [n["bus_publishes_per_command"] for n in nodes.values()],
     }
 
 

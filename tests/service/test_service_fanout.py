@@ -3,15 +3,26 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
+import uuid
 from collections.abc import Callable
+from typing import Any
 
 import httpx
+from process_harness import wait_until
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.crc import key_slot
 from service_harness import ServerThread, WsClient, create_game, live_game, seat
 
 from olympus.rules import Faction, legal_actions
+from olympus.server import Settings
+from olympus.server.metrics import ServiceMetrics
+from olympus.server.redis_clients import cluster_url, command_client, pubsub_client
+from olympus.server.sharded_hints import ShardedHints
 from olympus.store import EmbeddedRedis, EventStore
+from olympus.store.local_cluster import LocalCluster
 
 
 async def test_events_reach_other_processes_after_the_pubsub_connection_dies(
@@ -49,6 +60,62 @@ async def test_events_reach_other_processes_after_the_pubsub_connection_dies(
         assert server.services.fanout.connected
     finally:
         await admin.aclose()
+
+
+async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluster) -> None:
+    """A room's slot moves to another master twice: first before the process subscribes, so
+    its map of the slots is stale and the SSUBSCRIBE is refused (MOVED); then while it is
+    subscribed, so the old master unsubscribes it. Each time the process reads the map again,
+    subscribes on the slot's new master (the confirmation: the fan-out reads the room's tail),
+    and hears the room's next append there."""
+    settings = Settings(redis_url=cluster_url(redis_cluster.startup))
+    cluster = command_client(settings)
+    assert isinstance(cluster, RedisCluster)
+    store = EventStore(cluster, prefix=f"moved-{uuid.uuid4().hex[:8]}")
+    room = await _room_in_an_empty_slot(store)
+    channel = store.hint_channel(room).encode()
+    slot = key_slot(channel)
+    home = redis_cluster.master_of(store.keys(room).events)
+    away = next(n for n in redis_cluster.live if n is not home and n.cli("role").startswith("m"))
+    messages: list[dict[str, Any]] = []
+    metrics = ServiceMetrics()
+    wanted: dict[bytes, str] = {}
+    hints = ShardedHints(
+        cluster, functools.partial(pubsub_client, settings), wanted, messages.append, metrics
+    )
+    await hints.start()
+    try:
+        for to, version in ((away, 1), (home, 2)):
+            redis_cluster.move_slot(slot, to)
+            if not wanted:  # the first move: subscribed after it, on the stale map
+                wanted[channel] = room
+                await hints.subscribe(channel)
+            await wait_until(
+                lambda: hints.connected and hints.where(channel) == to.address,  # noqa: B023
+                30,
+                f"a subscription at {to.address}",
+            )
+            assert messages[-1]["type"] == "ssubscribe"
+            await store.create_room(room, b"meta")
+            await store.append(room, 0, [f"e{version}".encode()])
+            await store.delete_room(room)  # the slot empty again, so that it may move
+            await wait_until(lambda: messages[-1]["type"] == "smessage", 30, "the hint")
+            assert messages[-1]["data"] == b"1"
+        assert metrics.pubsub_reconnects.get() == 2
+    finally:
+        await hints.stop()
+        redis_cluster.move_slot(slot, home)
+        await store.delete_room(room)
+        await cluster.aclose()
+
+
+async def _room_in_an_empty_slot(store: EventStore) -> str:
+    """A room id whose slot holds no key of any test (a slot with keys cannot simply move)."""
+    while True:
+        room = f"moving-{uuid.uuid4().hex[:8]}"
+        slot = key_slot(store.keys(room).events.encode())
+        if int(await store.redis.cluster_countkeysinslot(slot)) == 0:
+            return room
 
 
 async def test_idle_rooms_are_dropped_and_reloaded(

@@ -226,6 +226,25 @@ def check_view(player: Player, oracle: Oracle) -> None:
     assert message["view"] in candidates
 
 
+def hint_subscribers(redis_cluster: LocalCluster, cluster: Cluster, room: str) -> dict[int, int]:
+    """Each live node's SSUBSCRIBErs of the room's hints (PUBSUB SHARDNUMSUB)."""
+    channel = cluster.store.hint_channel(room)
+    nodes = redis_cluster.live
+    return {n.port: int(n.cli("pubsub", "shardnumsub", channel).split()[1]) for n in nodes}
+
+
+async def check_sharded_hints(redis_cluster: LocalCluster, cluster: Cluster, room: str) -> None:
+    """Both processes hear the room's hints on the master that owns its slot now, and there
+    only: sharded pub/sub, subscribed where the hints are published."""
+    master = redis_cluster.master_of(cluster.store.keys(room).events)
+    expected = {n.port: 2 if n is master else 0 for n in redis_cluster.live}
+    await wait_until(
+        lambda: hint_subscribers(redis_cluster, cluster, room) == expected,
+        30,
+        f"both processes subscribed at {master.address} only",
+    )
+
+
 async def check_final_view(processes: list[ServerProcess], oracle: Oracle) -> None:
     expected = {"seq": len(oracle.messages(None)), "view": jsonable(view(oracle.state, None))}
     async with httpx.AsyncClient(timeout=10) as http:
@@ -643,6 +662,7 @@ async def test_a_game_over_two_processes_on_a_redis_cluster(
             check_stream(spectator, oracle, None)
         await check_commands(cluster, oracle, list(seats.values()))
         await check_final_view([a, b], oracle)
+        await check_sharded_hints(redis_cluster, cluster, game.room)
         # Every key of the room is on one master: its scripts never cross slots.
         keys = cluster.store.keys(game.room)
         owners = {redis_cluster.master_of(k).port for k in (keys.meta, keys.events, keys.commands)}
@@ -688,6 +708,7 @@ async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
             await oracle.sync()
             assert oracle.state.result is not None
             await check_final_view([a, b], oracle)
+            await check_sharded_hints(redis_cluster, cluster, game.room)  # at the promoted one
             applied = await cluster.redis.hgetall(keys.commands)
             acked = {f"{f.value}:{x['id']}" for f, p in seats.items() for x in p.acks}
             lost = sorted(i for i in acked if i.encode() not in applied)
@@ -728,6 +749,7 @@ async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
             assert oracle.state.result is not None
             await check_commands(cluster, oracle, players)  # every ack survived
             await check_final_view([a, b], oracle)
+            await check_sharded_hints(redis_cluster, cluster, game.room)
     finally:
         redis_cluster.stop()
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 import redis
 from redis.asyncio import ConnectionPool, Redis
+from redis.asyncio.client import PubSub
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import UnixDomainSocketConnection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
@@ -33,6 +35,7 @@ from olympus.store import (
     chain_next,
     command_digest,
 )
+from olympus.store.local_cluster import LocalCluster
 
 
 def ev(n: int) -> bytes:
@@ -525,25 +528,80 @@ def vars_of(store: EventStore, room_id: str) -> list[str]:
 # -- hints and lobby index -----------------------------------------------------------------
 
 
+async def next_messages(pubsub: PubSub, count: int) -> list[dict[str, Any]]:
+    """The next ``count`` messages but (un)subscription confirmations, or fewer after 5 s."""
+    messages: list[dict[str, Any]] = []
+    deadline = time.monotonic() + 5
+    while len(messages) < count and time.monotonic() < deadline:
+        msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
+        if msg is not None:
+            messages.append(msg)
+    return messages
+
+
 async def test_append_publishes_version_hint(store: EventStore, room_id: str) -> None:
+    """On one Redis a classic PUBLISH; on a cluster an SPUBLISH on a channel of the room's
+    slot, heard by SSUBSCRIBE on that slot's master."""
     await new_room(store, room_id)
-    pubsub = store.redis.pubsub()
+    channel = store.hint_channel(room_id)
+    if store.sharded:
+        assert channel == f"{store.prefix}:room:{{{room_id}}}:hint"
+        assert key_slot(channel.encode()) == key_slot(store.keys(room_id).events.encode())
+        owner = store.redis.get_node_from_key(channel)
+        client = Redis(host=owner.host, port=owner.port)
+        pubsub = client.pubsub()
+        await pubsub.ssubscribe(channel)
+    else:
+        assert channel == f"{store.prefix}:room:{room_id}:hint"
+        client = None
+        pubsub = store.redis.pubsub()
+        await pubsub.subscribe(channel)
     try:
-        await pubsub.subscribe(store.hint_channel(room_id))
         await store.append(room_id, 0, [ev(1), ev(2)])
         with pytest.raises(VersionConflict):
             await store.append(room_id, 0, [ev(1)])  # conflicts publish nothing
         await store.append(room_id, 2, [ev(3)])
-        hints: list[bytes] = []
-        deadline = time.monotonic() + 5
-        while len(hints) < 2 and time.monotonic() < deadline:
-            msg = await pubsub.get_message(ignore_subscribe_messages=True, timeout=1)
-            if msg is not None:
-                hints.append(msg["data"])
-        assert hints == [b"2", b"3"]
-        assert store.hint_channel(room_id) == f"{store.prefix}:room:{room_id}:hint"
+        hints = await next_messages(pubsub, 2)
+        assert [m["data"] for m in hints] == [b"2", b"3"]
     finally:
         await pubsub.aclose()
+        if client is not None:
+            await client.aclose()
+
+
+async def test_on_a_cluster_a_hint_reaches_only_the_master_of_the_rooms_slot(
+    redis_cluster: LocalCluster, room_id: str
+) -> None:
+    """The hint is sharded (SPUBLISH): the room's master delivers it to its SSUBSCRIBErs, and
+    no other master hears of it. A classic PUBLISH would reach every node: each other master's
+    classic subscriber would get the hint before a marker published after it on the room's
+    master (the cluster bus carries both, in order)."""
+    cluster = RedisCluster.from_url(f"redis://{redis_cluster.nodes[0].address}")
+    store = EventStore(cluster, prefix=f"test-{room_id}")
+    await new_room(store, room_id)
+    channel, marker = store.hint_channel(room_id), f"marker-{room_id}"
+    owner = cluster.get_node_from_key(channel)
+    masters = {n.name: Redis(host=n.host, port=n.port) for n in cluster.get_primaries()}
+    subscriptions = {name: master.pubsub() for name, master in masters.items()}
+    others = [pubsub for name, pubsub in subscriptions.items() if name != owner.name]
+    try:
+        assert len(masters) == 3 and owner.name in masters
+        await subscriptions[owner.name].ssubscribe(channel)
+        for pubsub in others:
+            await pubsub.subscribe(channel, marker)
+        await store.append(room_id, 0, [ev(1)])
+        [hint] = await next_messages(subscriptions[owner.name], 1)
+        assert (hint["type"], hint["data"]) == ("smessage", b"1")
+        await masters[owner.name].publish(marker, b"after")
+        for pubsub in others:
+            [first] = await next_messages(pubsub, 1)
+            assert (first["channel"], first["data"]) == (marker.encode(), b"after")
+    finally:
+        for pubsub in subscriptions.values():
+            await pubsub.aclose()
+        for master in masters.values():
+            await master.aclose()
+        await cluster.aclose()
 
 
 async def test_room_status_index(store: EventStore) -> None:

@@ -7,7 +7,11 @@ version it has) and pushes it to its sockets. The hint is only a wake-up: pub/su
 messages while a connection is down, so every (re)subscription confirmation also triggers a
 read; confirmed means Redis now publishes to us, so nothing appended after the read is missed.
 
-A control channel carries rare broadcasts between processes (token revocations).
+On a Redis Cluster the hints are sharded (``EventStore.sharded``): the rooms' channels are
+subscribed on their slots' masters instead (sharded_hints.py), with the same rule after a gap.
+
+A control channel carries rare broadcasts between processes (token revocations): classic
+pub/sub on the one connection, which a cluster delivers to the subscribers of every node.
 
 redis-py caveats handled here: the reader blocks in ``get_message(timeout=None)``, which
 redis-py runs without the socket timeout; subscriptions are sent from other tasks (writes
@@ -33,6 +37,7 @@ from .background import cancel
 from .metrics import ServiceMetrics
 from .registry import RoomRegistry
 from .room import RoomRuntime
+from .sharded_hints import ShardedHints
 
 log = logging.getLogger("olympus.server.fanout")
 
@@ -44,6 +49,7 @@ class Fanout:
         self,
         redis: Redis | RedisCluster,
         pubsub_clients: list[Redis],
+        connect: Callable[[str], Redis],
         store: EventStore,
         registry: RoomRegistry,
         prefix: str,
@@ -60,16 +66,35 @@ class Fanout:
         self.control_channel = f"{prefix}:ctl".encode()
         self.control_handlers: list[ControlHandler] = []
         self.channels: dict[bytes, str] = {}  # hint channel -> room id
-        self.connected = False
+        self.shards: ShardedHints | None = None  # the hints' subscriptions on a cluster
+        if store.sharded:
+            assert isinstance(redis, RedisCluster)
+            self.shards = ShardedHints(redis, connect, self.channels, self._dispatch, metrics)
+        self._subscribed = False  # the classic connection
         self._lock = asyncio.Lock()  # one subscription change at a time
         self._task: asyncio.Task[None] | None = None
 
+    @property
+    def connected(self) -> bool:
+        """Every pub/sub connection is up (and subscribed): /healthz."""
+        return self._subscribed and (self.shards is None or self.shards.connected)
+
+    @property
+    def _classic_channels(self) -> list[bytes]:
+        """What the classic connection subscribes to: the control channel, and the rooms'
+        hint channels unless they are sharded."""
+        return [self.control_channel, *(self.channels if self.shards is None else ())]
+
     async def start(self) -> None:
         await self._resubscribe()
+        if self.shards is not None:
+            await self.shards.start()
         self._task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
         await cancel(self._task)
+        if self.shards is not None:
+            await self.shards.stop()
         await self.pubsub.aclose()
 
     # -- subscriptions (registry hooks) -----------------------------------------------------
@@ -77,15 +102,22 @@ class Fanout:
     async def watch(self, runtime: RoomRuntime) -> None:
         channel = self.store.hint_channel(runtime.room_id).encode()
         self.channels[channel] = runtime.room_id
-        await self._change("subscribe", channel)
+        if self.shards is not None:
+            await self.shards.subscribe(channel)
+        else:
+            await self._change("subscribe", channel)
 
     async def unwatch(self, runtime: RoomRuntime) -> None:
         channel = self.store.hint_channel(runtime.room_id).encode()
-        if self.channels.pop(channel, None) is not None:
+        if self.channels.pop(channel, None) is None:
+            return
+        if self.shards is not None:
+            await self.shards.unsubscribe(channel)
+        else:
             await self._change("unsubscribe", channel)
 
     async def _change(self, verb: str, channel: bytes) -> None:
-        if not self.connected:
+        if not self._subscribed:
             return  # the reader subscribes to everything in ``channels`` when it reconnects
         try:
             async with self._lock:
@@ -108,14 +140,14 @@ class Fanout:
         async with self._lock:
             await self.pubsub.aclose()  # drop the old connection and its subscriptions
             self.pubsub = self._pubsub_clients[self._pubsub_at].pubsub()
-            await self.pubsub.subscribe(self.control_channel, *self.channels)
-            self.connected = True
+            await self.pubsub.subscribe(*self._classic_channels)
+            self._subscribed = True
 
     async def _run(self) -> None:
         backoff = 0.05
         while True:
             try:
-                if not self.connected:
+                if not self._subscribed:
                     await self._resubscribe()
                 message = await self.pubsub.get_message(timeout=None)
                 backoff = 0.05
@@ -124,7 +156,7 @@ class Fanout:
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as error:
-                self.connected = False
+                self._subscribed = False
                 self.metrics.pubsub_reconnects.inc()
                 self._next_node()
                 log.warning("pub/sub connection lost", extra={"error": repr(error)})
@@ -142,10 +174,10 @@ class Fanout:
                     handler(data)
             return
         room_id = self.channels.get(channel)
-        if room_id is None or kind not in ("message", "subscribe"):
+        if room_id is None or kind not in ("message", "subscribe", "smessage", "ssubscribe"):
             return
         runtime = self.registry.rooms.get(room_id)
         if runtime is not None:
             data = message["data"]
-            hinted = int(data) if kind == "message" and data.isdigit() else None
+            hinted = int(data) if kind.endswith("message") and data.isdigit() else None
             runtime.request_catch_up(hinted)

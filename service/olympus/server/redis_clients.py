@@ -7,9 +7,11 @@ Commands go through one client with a connection pool (for a cluster, redis-py's
 run on one node; the few global keys share the ``{rooms}`` tag (docs/operations.md says why
 they may stay on one node).
 
-Pub/sub is a separate connection to one node. On a cluster, a classic ``PUBLISH`` (the append
-script's hint) reaches the subscribers of every node, so any node will do, and the fan-out
-moves to the next one when its node is lost (``pubsub_clients``).
+Pub/sub is a separate connection to one node, for classic pub/sub: on one Redis the rooms'
+hints and the control channel; on a cluster only the control channel, whose ``PUBLISH`` reaches
+the subscribers of every node, so any node will do, and the fan-out moves to the next one when
+its node is lost (``pubsub_clients``). The hints of a cluster are sharded: one more connection
+to each master that owns a room the process holds (``pubsub_client``, sharded_hints.py).
 """
 
 from __future__ import annotations
@@ -74,7 +76,12 @@ def pubsub_clients(settings: Settings) -> list[Redis]:
     resubscribes and reads what it missed (fanout.py), which a silent reconnect would skip."""
     nodes = cluster_nodes(settings.redis_url)
     urls = [settings.redis_url] if nodes is None else [f"redis://{h}:{p}" for h, p in nodes]
-    return [_single(url, settings, 2, retries=0) for url in urls]
+    return [pubsub_client(settings, url) for url in urls]
+
+
+def pubsub_client(settings: Settings, url: str) -> Redis:
+    """A client for one pub/sub connection to ``url``, without retries (``pubsub_clients``)."""
+    return _single(url, settings, 2, retries=0)
 
 
 def _single(url: str, settings: Settings, size: int, retries: int) -> Redis:

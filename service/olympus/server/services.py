@@ -8,6 +8,7 @@ in every process.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
@@ -23,7 +24,7 @@ from .fanout import Fanout
 from .legal_queue import LegalQueue
 from .lobby import Lobby, Seated
 from .metrics import ServiceMetrics
-from .redis_clients import command_client, pubsub_clients
+from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
@@ -54,6 +55,7 @@ class Services:
         self.fanout = Fanout(
             self.redis,
             self.pubsub_clients,
+            functools.partial(pubsub_client, settings),
             self.store,
             self.registry,
             settings.prefix,

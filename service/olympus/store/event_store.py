@@ -19,6 +19,10 @@ write.
 
 Keys of one room share the ``{room_id}`` hash tag, hence one cluster slot, so the scripts stay
 legal on Redis Cluster. The lobby index lives under its own tag and is updated separately.
+
+The append's wake-up hint: on one Redis a classic ``PUBLISH``; on a Redis Cluster an ``SPUBLISH``
+to a channel with the room's hash tag (in the script's own slot), which reaches only the master
+of that slot (and its replicas) and the processes subscribed there (``EventStore.sharded``).
 """
 
 from __future__ import annotations
@@ -65,6 +69,7 @@ end
 # version is the expected one, the chain of the last event is not; 5 the command id was applied
 # to another command (its digest differs) {version, first}. The commands hash records
 # "first:last:digest" per id ("first:last" before digests were kept: taken as the same).
+# ``publish`` (PUBLISH or SPUBLISH) is defined before it: ``_append_script``.
 _LUA_APPEND = (
     _LUA_VERSION
     + """
@@ -104,10 +109,16 @@ end
 if cmd ~= '' then
   redis.call('HSET', KEYS[3], cmd, string.format('%d:%d:%s', cur + 1, v, ARGV[5]))
 end
-redis.call('PUBLISH', ARGV[3], string.format('%d', v))
+redis.call(publish, ARGV[3], string.format('%d', v))
 return {0, v, cur + 1}
 """
 )
+
+
+def _append_script(sharded: bool) -> str:
+    """The append script, its hint sent by SPUBLISH on a cluster, by PUBLISH on one Redis."""
+    return f"local publish = '{'SPUBLISH' if sharded else 'PUBLISH'}'\n" + _LUA_APPEND
+
 
 # KEYS: meta, events, snap.  ARGV: after_version, count (0 = all), use_snapshot ('1'/'0').
 # Returns nil if the room does not exist, else {epoch, version, {snap_v, snap_data} | nil,
@@ -396,7 +407,10 @@ class EventStore:
         the append is on the master, unconfirmed; send it again), batching.py."""
         self.redis = redis
         self.prefix = prefix
-        self._append = ScriptBatcher(redis, redis.register_script(_LUA_APPEND), replicated)
+        # The one place that chooses the hints: sharded pub/sub on a cluster, classic otherwise.
+        self.sharded = isinstance(redis, RedisCluster)
+        append = redis.register_script(_append_script(self.sharded))
+        self._append = ScriptBatcher(redis, append, replicated)
         self._read = redis.register_script(_LUA_READ)
         self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
         self._drop_snapshot_ahead = redis.register_script(_LUA_DROP_SNAPSHOT_AHEAD)
@@ -414,12 +428,15 @@ class EventStore:
         return RoomKeys(f"{base}:meta", f"{base}:events", f"{base}:cmds", f"{base}:snap")
 
     def hint_channel(self, room_id: str) -> str:
-        """Pub/sub channel that gets the new version (ASCII) after each append.
+        """Pub/sub channel that gets the new version (ASCII) after each append: a shard channel
+        in the room's slot (``{room_id}``, SSUBSCRIBE) if ``sharded``, else a classic one.
 
         A hint, not a delivery guarantee: pub/sub is fire-and-forget, so subscribers must
         ``read(room, last_seen)`` on each hint (and on reconnect) rather than trust payloads.
         """
         _validate_room_id(room_id)
+        if self.sharded:
+            return f"{self.prefix}:room:{{{room_id}}}:hint"
         return f"{self.prefix}:room:{room_id}:hint"
 
     # -- rooms ----------------------------------------------------------------------------

@@ -197,6 +197,13 @@ class LocalCluster:
                 raise TimeoutError(f"no live master serves {key!r}")
             time.sleep(0.1)
 
+    def move_slot(self, slot: int, to: Node) -> None:
+        """Give a slot that holds no keys to the master ``to``: ``CLUSTER SETSLOT … NODE`` on
+        every node, the last step of a resharding (its keys would be MIGRATEd before)."""
+        target = to.cli("cluster", "myid").strip()
+        for node in [to, *(n for n in self.live if n is not to)]:
+            node.cli("cluster", "setslot", str(slot), "node", target)
+
     def stop(self) -> None:
         for node in self.nodes:
             node.stop()
