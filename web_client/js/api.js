@@ -99,7 +99,7 @@ export function dropSnapshot(room, audience) {
 }
 
 export function prefs() {
-  return readJson("olympus.prefs", { numbers: false });
+  return readJson("olympus.prefs", {});
 }
 
 export function savePrefs(p) {

@@ -19,6 +19,7 @@ import { showYourMove, mayAskNotifications, askNotifications } from "./attention
 import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDialogs } from "./ui.js";
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
+import { BoardZoom } from "./zoom.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -81,7 +82,7 @@ export class GameScreen {
       selected: new Set(),
       fly: false,
       flyFor: null,
-      showNumbers: Boolean(p.numbers),
+      showNumbers: p.numbers !== false, // the log names regions by number: shown by default
       enemyKnows: false,
       combatMinimized: false,
       reportClosed: null,
@@ -554,17 +555,29 @@ export class GameScreen {
       tabs: h("div", { class: "tabs", role: "tablist" }),
       tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel" }),
       boardHolder: h("div", { id: "board-holder" }),
+      zoom: h("div", { class: "zoom-holder" }),
       tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
       combat: h("div", { id: "combat-holder" }),
       overlay: h("div", { id: "overlay-holder" }),
     };
+    this.zoom = new BoardZoom(this.els.boardHolder);
+    this.zoom.onChange = () => this.queueRender();
     replace(
       this.root,
       h(
         "div",
         { class: "game", id: "game" },
-        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.tools, this.els.boardHolder),
-        h("aside", { class: "side" }, this.els.status, this.els.combat, this.els.actions, this.els.tabs, this.els.tab),
+        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.zoom, this.els.boardHolder),
+        h(
+          "aside",
+          { class: "side" },
+          h(
+            "div",
+            { class: "side-columns" },
+            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.combat, this.els.actions),
+            h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
+          ),
+        ),
         this.els.overlay,
       ),
     );
@@ -623,6 +636,7 @@ export class GameScreen {
   }
 
   renderTools() {
+    replace(this.els.zoom, this.zoom.controls());
     const toggle = (id, label, pressed, onclick, title) =>
       h("button", { type: "button", id, class: "toggle", "aria-pressed": pressed ? "true" : "false", title, onclick }, label);
     replace(
