@@ -85,7 +85,6 @@ export class GameScreen {
       showNumbers: p.numbers !== false, // the log names regions by number: shown by default
       enemyKnows: false,
       combatMinimized: false,
-      reportClosed: null,
       hermes: null,
       targeting: null,
       tab: "log",
@@ -234,10 +233,7 @@ export class GameScreen {
       this.ui.hermes = null;
       this.ui.targeting = null;
     }
-    if (e.t === "combat_started") {
-      this.ui.combatMinimized = false;
-      this.ui.reportClosed = null;
-    }
+    if (e.t === "combat_started") this.ui.combatMinimized = false;
     if (e.t === "combat_round_resolved" || e.t === "combat_round_started" || e.t === "combat_started" || e.t === "commitment_withdrawn") {
       this.ui.commit = { maneuver: null, energy: 0, reveal: false, key: null };
     }
@@ -574,7 +570,8 @@ export class GameScreen {
           h(
             "div",
             { class: "side-columns" },
-            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.combat, this.els.actions),
+            this.els.combat,
+            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.actions),
             h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
           ),
         ),
@@ -709,7 +706,7 @@ export class GameScreen {
       return h(
         "div",
         { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
-        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`),
+        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`, this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null),
         state.text ? h("span", { class: "side-state", dataset: { state: state.key } }, state.text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
         h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
@@ -718,6 +715,11 @@ export class GameScreen {
     });
     replace(this.els.status, h("div", { id: "turn-indicator", class: "turn-indicator", dataset: { turn: m.turn, phase: m.phase } }, this.turnText()), ...rows, this.variantLine());
     this.renderClocks();
+  }
+
+  /** The display name of a side's player (api.md, "Names"), from the room's summary. */
+  playerName(side) {
+    return (this.summary && this.summary.names && this.summary.names[side]) || null;
   }
 
   variantLine() {
