@@ -2,7 +2,7 @@
 // live and finished games; and the join page behind an invite link.
 
 import { h, replace } from "./dom.js";
-import { api, seats, saveSeat, forgetSeat, seatFor } from "./api.js";
+import { api, seats, saveSeat, forgetSeat, seatFor, displayName, saveDisplayName } from "./api.js";
 import { FACTION_NAME } from "./data.js";
 import { toast, setWhere } from "./ui.js";
 
@@ -15,6 +15,30 @@ function variantsText(room) {
   if (o.move_seconds) bits.push(`${o.move_seconds}s/move`);
   if (o.commit_seconds) bits.push(`${o.commit_seconds}s/commit`);
   return bits.join(", ") || "Standard";
+}
+
+/** "Your name": kept in this browser, sent when creating or joining; the server checks it. */
+function nameField() {
+  return h(
+    "div",
+    { class: "name-field" },
+    h("label", { for: "player-name" }, "Your name "),
+    h("input", { type: "text", id: "player-name", maxlength: 24, autocomplete: "nickname", value: displayName(), placeholder: "shown to your opponent", "aria-describedby": "player-name-help", onchange: (e) => saveDisplayName(e.target.value) }),
+    h("span", { id: "player-name-help", class: "hint" }, " 2–24 letters, digits, spaces or ' . _ -"),
+  );
+}
+
+/** Keep what is in the name field now (before a create or join sends it). */
+function keepName() {
+  const input = document.getElementById("player-name");
+  if (input) saveDisplayName(input.value);
+}
+
+/** "Ann (Olympians) vs Bob (Chthonians)": the players' names as the lobby shows them. */
+function playersText(room) {
+  const names = room.names || {};
+  const who = Object.keys(room.seats || {}).filter((s) => room.seats[s]).map((s) => `${names[s] || "anonymous"} (${FACTION_NAME[s]})`);
+  return who.join(" vs ") || "—";
 }
 
 function freeSeats(room) {
@@ -81,6 +105,7 @@ export class Lobby {
         },
       },
       h("h2", {}, "New game"),
+      nameField(),
       sideSet,
       h(
         "fieldset",
@@ -148,8 +173,8 @@ export class Lobby {
           ? h(
               "table",
               { class: "rooms" },
-              h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Variants"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, ""))),
-              h("tbody", {}, rooms.map((r) => h("tr", { dataset: { room: r.room } }, h("td", {}, h("code", {}, r.room)), h("td", {}, variantsText(r)), h("td", {}, when(r.created_ms)), h("td", { class: "actions" }, action(r))))),
+              h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Players"), h("th", { scope: "col" }, "Variants"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
+              h("tbody", {}, rooms.map((r) => h("tr", { dataset: { room: r.room } }, h("td", {}, h("code", {}, r.room)), h("td", { class: "players" }, playersText(r)), h("td", {}, variantsText(r)), h("td", {}, when(r.created_ms)), h("td", { class: "actions" }, action(r))))),
             )
           : h("p", { class: "hint" }, "None."),
       );
@@ -182,6 +207,7 @@ export class Lobby {
     }
     const button = q("#btn-create");
     button.disabled = true;
+    keepName();
     try {
       const seated = await api.createRoom(body);
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch, creator: true });
@@ -229,6 +255,8 @@ export class JoinPage {
         h("h2", {}, `Game ${this.room}`),
         h("p", {}, `Variants: ${variantsText(room)}.`),
         room.challenge ? h("p", {}, `This is a Challenge: the creator gave the Chthonians ${room.options.challenge > 0 ? "+" : ""}${room.options.challenge} Honor; you pick your side.`) : null,
+        h("p", {}, `Players: ${playersText(room)}.`),
+        buttons.length ? nameField() : null,
         buttons.length ? h("div", { class: "button-row" }, buttons) : h("p", {}, "Both seats are taken."),
         h("p", {}, h("a", { href: `#/watch/${this.room}` }, "Watch instead"), " · ", h("a", { href: "#/" }, "Lobby")),
       ),
@@ -238,6 +266,7 @@ export class JoinPage {
   stop() {}
 
   async join(side) {
+    keepName();
     try {
       const seated = await api.join(this.room, side);
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });
