@@ -34,6 +34,7 @@ export const api = {
   createRoom: (options) => call("POST", "/rooms", withName(options)),
   join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, withName(side ? { side } : {})),
   hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
+  rematch: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/rematch`, undefined, token),
   listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),
   room: (room) => call("GET", `/rooms/${encodeURIComponent(room)}`),
   log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),

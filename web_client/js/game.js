@@ -7,7 +7,7 @@ import { Connection } from "./connection.js";
 import { applyEvent, fromView, RawGame, unitsIn } from "./model.js";
 import { describe } from "./text.js";
 import { renderBoard } from "./board.js";
-import { api, loadSnapshot, saveSnapshot, prefs, savePrefs } from "./api.js";
+import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
 import {
   BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, PENDING_TEXT, enemyOf, byOrder,
 } from "./data.js";
@@ -149,7 +149,8 @@ export class GameScreen {
   }
 
   async refreshSummary() {
-    if (this.model && this.model.phase !== "setup" && this.summary) return;
+    // the setup (who joined) and the end (a rematch offered) are when the summary changes
+    if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
       this.summary = await api.room(this.room);
       this.queueRender();
@@ -256,17 +257,17 @@ export class GameScreen {
     }
   }
 
-  /** A fresh browser has no log: show what a spectator saw so far (public facts only). */
+  /** A fresh browser has no log: show what a spectator saw so far (public facts only), or the
+   * whole game once it is over. */
   async loadPublicHistory(upTo) {
     try {
       const data = await api.log(this.room);
-      if (data.over || !data.messages) return;
-      const earlier = data.messages
-        .filter((msg) => this.seat || msg.seq <= upTo) // a spectator's numbering is this one
-        .map((msg) => ({ seq: 0, text: describe(msg.event, null), t: msg.event.t, public: true }))
-        .filter((l) => l.text);
+      // over: everything, revealed; before: what a spectator saw (a spectator's numbering is ours)
+      const events = data.over ? data.events : data.messages.filter((msg) => this.seat || msg.seq <= upTo).map((msg) => msg.event);
+      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true })).filter((l) => l.text);
       if (!earlier.length) return;
-      this.log = [{ seq: 0, text: "Earlier in this game (as a spectator saw it):", t: "note" }, ...earlier, ...this.log];
+      const note = data.over ? "The game, everything revealed:" : "Earlier in this game (as a spectator saw it):";
+      this.log = [{ seq: 0, text: note, t: "note" }, ...earlier, ...this.log];
       this.queueRender();
       this.queueSave();
     } catch {
@@ -900,6 +901,33 @@ export class GameScreen {
     }
   }
 
+  /** The game-over panel's rematch offer: same options, sides swapped (api.md, "Rematch"). */
+  rematchButton() {
+    if (!this.seat) return null;
+    const offered = this.summary && this.summary.rematch;
+    const mine = offered && seatFor(offered); // this browser asked for it already
+    const side = FACTION_NAME[enemyOf(this.seat)];
+    return h(
+      "button",
+      {
+        type: "button",
+        id: "btn-rematch",
+        class: "primary",
+        dataset: { offered: offered ? "true" : "false" },
+        onclick: async () => {
+          try {
+            const seated = await api.rematch(this.room, this.token);
+            saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });
+            location.hash = `#/play/${seated.room}`;
+          } catch (error) {
+            toast(`Rematch: ${error.message}`, "error");
+          }
+        },
+      },
+      mine ? `Go to the rematch (you play the ${side})` : offered ? `Your opponent wants a rematch: play the ${side}` : `Rematch (you play the ${side})`,
+    );
+  }
+
   renderOverlay() {
     const m = this.model;
     if (!m || m.phase !== "over" || this.ui.gameOverClosed) {
@@ -940,6 +968,7 @@ export class GameScreen {
           "div",
           { class: "button-row" },
           h("button", { type: "button", id: "btn-close-gameover", onclick: () => { this.ui.gameOverClosed = true; this.queueRender(); } }, "Look at the board"),
+          this.rematchButton(),
           h("a", { class: "button", href: `#/replay/${this.room}`, id: "link-replay" }, "Replay step by step"),
           h("a", { class: "button secondary", href: "#/" }, "Back to the lobby"),
         ),

@@ -141,6 +141,16 @@ async def revoke_seat(request: Request) -> Response:
 
 
 @_handles_errors
+async def rematch(request: Request) -> Response:
+    """A finished game's rematch for the seat of the token (api.md): same options, sides
+    swapped; created by the first of the two players to ask."""
+    services = _services(request)
+    seated = await services.lobby.rematch(_bearer(request))
+    await services.start_random_setup(await services.registry.get(seated.room))
+    return JSONResponse(_seated(seated))
+
+
+@_handles_errors
 async def list_rooms(request: Request) -> Response:
     status = request.query_params.get("status", "open")
     if status not in STATUSES:
@@ -231,6 +241,7 @@ ROUTES = [
     Route("/rooms/{room}", get_room, methods=["GET"]),
     Route("/rooms/{room}/join", join_room, methods=["POST"]),
     Route("/rooms/{room}/revoke", revoke_seat, methods=["POST"]),
+    Route("/rooms/{room}/rematch", rematch, methods=["POST"]),
     Route("/rooms/{room}/log", room_log, methods=["GET"]),
     Route("/rooms/{room}/view", room_view, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),

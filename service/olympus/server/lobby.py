@@ -143,28 +143,64 @@ class Lobby:
     async def create(self, request: CreateRoom, name: str | None = None) -> Seated:
         """Create the room, append GameCreated with a secret token seed, seat the creator
         (``name``: a checked display name)."""
-        options = request.options()
-        first_events = create(options, token_seed=self.seed_source())  # R7: a secret seed
-        room = secrets.token_urlsafe(9)
-        meta = {
-            "v": 1,
-            "challenge": request.challenge is not None,
-            "options": request.model_dump(exclude={"side", "name"}),
-            "created_ms": time.time_ns() // 1_000_000,
-        }
-        epoch = await self.store.create_room(room, msgpack.packb(meta))
         if request.challenge is not None:
             seat = "host"
         elif request.side in (None, "random"):
             seat = secrets.choice(SEATS)
         else:
             seat = request.side
-        await self.redis.hset(
-            self.seats_key(room), mapping={seat: 1, **({f"name:{seat}": name} if name else {})}
-        )
-        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
-        await self.store.set_room_status(room, "open")
+        seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
+        room, epoch = await self._open(request, seats, "open")
         return Seated(room, epoch, seat, self._token(room, seat, 1))
+
+    async def _open(
+        self,
+        request: CreateRoom,
+        seats: dict[str, Any],
+        status: str,
+        room: str | None = None,
+        **meta: Any,
+    ) -> tuple[str, int]:
+        """A new room (``room``, or a fresh id): its meta (``meta`` added), its seats hash, its
+        first event GameCreated with a secret token seed (R7), its lobby status."""
+        first_events = create(request.options(), token_seed=self.seed_source())
+        room = room or secrets.token_urlsafe(9)
+        record = {
+            "v": 1,
+            "challenge": request.challenge is not None,
+            "options": request.model_dump(exclude={"side", "name"}),
+            "created_ms": time.time_ns() // 1_000_000,
+        } | meta
+        epoch = await self.store.create_room(room, msgpack.packb(record))
+        await self.redis.hset(self.seats_key(room), mapping=seats)
+        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
+        await self.store.set_room_status(room, status)
+        return room, epoch
+
+    async def rematch(self, claim: SeatClaim) -> Seated:
+        """A finished game's rematch (api.md): the same options, the sides swapped, both seats
+        held for the two players from the start (nobody else can take them). The first to ask
+        creates it; each player gets the token of the side it did not play."""
+        await self.check_generation(claim)
+        if claim.seat not in SEATS:
+            raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
+        if await self.store.room_status(claim.room) != "finished":
+            raise LobbyError(409, "not_finished", "A rematch is offered once the game is over.")
+        key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
+        room = secrets.token_urlsafe(9)
+        if await self.redis.hsetnx(key, "rematch", room):
+            names = _names(await self.redis.hgetall(key))
+            seats = {s: 1 for s in SEATS} | {
+                f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n
+            }
+            request = CreateRoom(**(await self.meta(claim.room))["options"])
+            # not a Challenge any more: both sides are given (the Honor adjustment stays)
+            await self._open(request, seats, "live", room, challenge=False, rematch_of=claim.room)
+        else:
+            room = (await self.redis.hget(key, "rematch")).decode()
+        if not await self.store.room_exists(room):
+            raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
+        return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)
 
     async def meta(self, room: str) -> dict[str, Any]:
         return msgpack.unpackb(await self.store.room_meta(room))
@@ -244,6 +280,7 @@ class Lobby:
                     "options": meta["options"],
                     "seats": {s: s.encode() in seats for s in SEATS},
                     "names": _names(seats),
+                    "rematch": seats[b"rematch"].decode() if b"rematch" in seats else None,
                     "created_ms": meta["created_ms"],
                 }
             )
