@@ -37,6 +37,7 @@ export const api = {
   rematch: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/rematch`, undefined, token),
   listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),
   room: (room) => call("GET", `/rooms/${encodeURIComponent(room)}`),
+  view: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/view`),
   log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),
 };
 

@@ -4,12 +4,12 @@
 
 import { h, replace, focusKey, restoreFocus, signed } from "./dom.js";
 import { Connection } from "./connection.js";
-import { applyEvent, fromView, RawGame, unitsIn } from "./model.js";
-import { describe } from "./text.js";
+import { applyEvent, fromView, RawGame, unitsIn, sideState } from "./model.js";
+import { describe, duration } from "./text.js";
 import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
 import {
-  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, PENDING_TEXT, enemyOf, byOrder,
+  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, enemyOf, byOrder,
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
@@ -27,11 +27,6 @@ const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
 const RESEND_MS = 500;
 
 /**
- * What a side is doing now, from public facts only (the same for every audience): both sides
- * choose during the setup and during sealed commitments; after a round only the side with a
- * choice to make is choosing; in a turn, the side whose turn it is plays.
- */
-/**
  * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
  * and whether it loses the game (the side's Honor at 0 or below, R4).
  */
@@ -45,21 +40,6 @@ export function costWords(m, seat, honor, energy) {
   return { body, loses };
 }
 
-export function sideState(m, f) {
-  if (m.phase === "over") return { key: "over", text: "", acting: false };
-  if (m.phase === "setup") {
-    return m.setup && m.setup.submitted[f] ? { key: "ready", text: "setup sealed", acting: false } : { key: "choosing", text: "placing…", acting: true };
-  }
-  if (m.pending) {
-    return m.pending.side === f
-      ? { key: "choosing", text: `choosing: ${PENDING_TEXT[m.pending.kind] || m.pending.kind}`, acting: true }
-      : { key: "waiting", text: "waiting", acting: false };
-  }
-  if (m.combat) {
-    return m.combat.committed[f] ? { key: "committed", text: "committed", acting: false } : { key: "choosing", text: "choosing…", acting: true };
-  }
-  return m.turn === f ? { key: "to-play", text: "to play", acting: true } : { key: "waiting", text: "waiting", acting: false };
-}
 
 export class GameScreen {
   constructor(root, { board, room, seat = null, token = null }) {
@@ -729,8 +709,9 @@ export class GameScreen {
     if (o.open_combat) bits.push("Open Combat");
     if (o.random_setup) bits.push("Random Setup");
     if (o.chthonian_honor) bits.push(`Challenge: Chthonians ${signed(o.chthonian_honor)} Honor`);
-    if (o.move_seconds) bits.push(`${o.move_seconds}s per move`);
-    if (o.commit_seconds) bits.push(`${o.commit_seconds}s per commitment`);
+    const clocks = (this.summary && this.summary.options) || o; // a view has no clocks: the room's summary has
+    if (clocks.move_seconds) bits.push(`${duration(clocks.move_seconds)} per move`);
+    if (clocks.commit_seconds) bits.push(`${duration(clocks.commit_seconds)} per commitment`);
     return bits.length ? h("p", { class: "variants" }, bits.join(" · ")) : null;
   }
 
@@ -757,7 +738,8 @@ export class GameScreen {
         continue;
       }
       const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
-      el.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
+      const clock = left >= 3600 ? duration(left) : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+      el.textContent = `⏱ ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
       el.classList.toggle("urgent", left < 15);
     }
   }

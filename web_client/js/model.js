@@ -8,7 +8,7 @@
 //   RawGame                   – the unredacted log (game_over.log, GET /rooms/{room}/log once
 //                               over): every name known; used for the final reveal and replays.
 
-import { BASE, FACTIONS, sideOf, byOrder } from "./data.js";
+import { BASE, FACTIONS, PENDING_TEXT, sideOf, byOrder } from "./data.js";
 
 const START_HONOR = 16;
 const OPEN_COMBAT_HONOR = 10;
@@ -364,6 +364,27 @@ export function unitLabel(u) {
 
 export function isMine(u, seat) {
   return seat !== null && u.side === seat;
+}
+
+/**
+ * What a side is doing now, from public facts only (the same for every audience): both sides
+ * choose during the setup and during sealed commitments; after a round only the side with a
+ * choice to make is choosing; in a turn, the side whose turn it is plays.
+ */
+export function sideState(m, f) {
+  if (m.phase === "over") return { key: "over", text: "", acting: false };
+  if (m.phase === "setup") {
+    return m.setup && m.setup.submitted[f] ? { key: "ready", text: "setup sealed", acting: false } : { key: "choosing", text: "placing…", acting: true };
+  }
+  if (m.pending) {
+    return m.pending.side === f
+      ? { key: "choosing", text: `choosing: ${PENDING_TEXT[m.pending.kind] || m.pending.kind}`, acting: true }
+      : { key: "waiting", text: "waiting", acting: false };
+  }
+  if (m.combat) {
+    return m.combat.committed[f] ? { key: "committed", text: "committed", acting: false } : { key: "choosing", text: "choosing…", acting: true };
+  }
+  return m.turn === f ? { key: "to-play", text: "to play", acting: true } : { key: "waiting", text: "waiting", acting: false };
 }
 
 export { BASE };

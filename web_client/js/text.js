@@ -226,3 +226,24 @@ export function strengthWords(t, commit = null, total = null) {
   if (commit.maneuver === "all_out_attack" || commit.maneuver === "all_out_defense") text = `(${text}) × 2 (${MANEUVER_NAME[commit.maneuver]})`;
   return `${text} = ${total ?? commit.power}`;
 }
+
+/** A span of time in words: "45 s", "10 min", "5 h 30 min", "3 days". */
+export function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) {
+    const h = Math.floor(s / 3600);
+    const min = Math.round((s % 3600) / 60);
+    return min ? `${h} h ${min} min` : `${h} h`;
+  }
+  const days = Math.floor(s / 86400);
+  const h = Math.round((s % 86400) / 3600);
+  return `${days} day${days > 1 ? "s" : ""}${h ? ` ${h} h` : ""}`;
+}
+
+/** How long ago a time of the server's clock (ms) was: "just now", "5 min ago", "2 days ago". */
+export function ago(ms, now = Date.now()) {
+  const seconds = (now - ms) / 1000;
+  return seconds < 60 ? "just now" : `${duration(seconds)} ago`;
+}

@@ -5,7 +5,8 @@ store's keys and under the same ``{room}`` hash tag (one cluster slot): field ``
 ``chthonians`` exists once the seat is taken and holds its token generation (revoking bumps
 it); ``host`` is the Challenge creator's generation and ``host_side`` the seat the creator got
 once the opponent picked; ``name:<seat>`` (or ``name:host``) the player's display name
-(names.py). Options are also in the store's room meta (msgpack), so listing rooms needs no
+(names.py); ``moved_ms`` when a command was last applied ("Your games": time since the last
+move). Options are also in the store's room meta (msgpack), so listing rooms needs no
 replay. Seats are taken by one Lua script, so two joiners never share a seat.
 """
 
@@ -235,6 +236,10 @@ class Lobby:
         token = self._token(claim.room, seat, generation or 1)
         return Seated(claim.room, await self.store.epoch(claim.room), seat, token, True)
 
+    async def moved(self, room: str) -> None:
+        """Remember when the room's last command was applied (server clock, ms)."""
+        await self.redis.hset(self.seats_key(room), "moved_ms", time.time_ns() // 1_000_000)
+
     async def generation(self, room: str, seat: str) -> int | None:
         value = await self.redis.hget(self.seats_key(room), seat)
         return None if value is None else int(value)
@@ -282,6 +287,7 @@ class Lobby:
                     "names": _names(seats),
                     "rematch": seats[b"rematch"].decode() if b"rematch" in seats else None,
                     "created_ms": meta["created_ms"],
+                    "moved_ms": int(seats.get(b"moved_ms", meta["created_ms"])),
                 }
             )
         return found
