@@ -242,7 +242,7 @@ export function renderBoard(opts) {
   svg.append(regionsLayer);
 
   // the Styx and its dry way
-  const river = s("g", { class: "styx", "aria-label": "River Styx" });
+  const river = s("g", { class: "styx", role: "img", "aria-label": "River Styx and its dry way" });
   for (const [a, b] of board.styxEdges) {
     const e = edge(board, a, b);
     river.append(s("line", { class: "styx-water", ...e }));

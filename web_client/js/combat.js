@@ -237,7 +237,7 @@ function commitSection(screen) {
       "fieldset",
       { class: "energy" },
       h("legend", {}, "Energy"),
-      h("div", { class: "energy-row" }, range, number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
+      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
     ),
     canReveal
       ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "reveal-toggle", checked: ui.reveal, onchange: (e) => { ui.reveal = e.target.checked; update(); } }), ` Reveal ${revealName} next door: +2 to each male Olympian in the combat (the Chthonians may commit again)`)
