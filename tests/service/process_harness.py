@@ -172,9 +172,10 @@ async def wait_until(
         await asyncio.sleep(0.01)
 
 
-def legal_actions_of(message: dict[str, Any]) -> list[LegalAction]:
+def legal_actions_of(message: dict[str, Any], seat: str) -> list[LegalAction]:
+    """A seat's ``legal`` message as the rules' actions (their commands name the side)."""
     return [
-        LegalAction.of(parse_command(a["command"]), a["honor"], a["energy"])
+        LegalAction.of(parse_command({**a["command"], "side": seat}), a["honor"], a["energy"])
         for a in message["actions"]
     ]
 
@@ -230,6 +231,11 @@ class Player:
     @property
     def seat(self) -> bool:
         return self.token is not None
+
+    @property
+    def side(self) -> str:
+        """The seat's side, as its latest ``welcome`` said."""
+        return str(self.welcomes[-1]["seat"])
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -369,7 +375,7 @@ class Player:
         """The actions of the newest ``legal`` message, if it is about the newest event."""
         if self.legal is None or self.legal["seq"] != self.last_seq:
             return []
-        return legal_actions_of(self.legal)
+        return legal_actions_of(self.legal, self.side)
 
     async def _maybe_act(self) -> None:
         legal = self.legal
@@ -384,7 +390,7 @@ class Player:
             return
         self.holding = None
         self.acted_seq = legal["seq"]
-        await self.command(wire_command(pick_action(self.rng, legal_actions_of(legal))))
+        await self.command(wire_command(pick_action(self.rng, legal_actions_of(legal, self.side))))
 
     async def release(self) -> None:
         self.hold = None

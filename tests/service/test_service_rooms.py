@@ -160,3 +160,22 @@ async def test_an_overloaded_process_refuses_new_rooms_and_serves_its_games(
         metrics = (await busy_http.get("/metrics")).text
         assert 'olympus_shed_total{request="create_room"} 1' in metrics
         assert "olympus_legal_lag_seconds " in metrics
+
+
+async def test_the_time_of_the_last_move_is_kept(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    """"Your games" shows the time since the last move (api.md): ``moved_ms`` is the creation
+    time until a command is applied, then the server's time of the last one."""
+    game = await create_game(http)
+    seats_key = f"{store.prefix}:room:{{{game.room}}}:seats"
+    summary = (await http.get(f"/rooms/{game.room}")).json()
+    assert summary["moved_ms"] == summary["created_ms"]
+    assert not await store.redis.hexists(seats_key, "moved_ms")
+    client = await seat(server.ws_url, game, Faction.OLYMPIANS)
+    reply = await client.command("s", setup_command(random.Random(3), Faction.OLYMPIANS))
+    assert reply["type"] == "ack"
+    moved = int(await store.redis.hget(seats_key, "moved_ms"))
+    assert (await http.get(f"/rooms/{game.room}")).json()["moved_ms"] == moved
+    assert moved >= summary["created_ms"]
+    await client.close()

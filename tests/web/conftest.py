@@ -30,6 +30,8 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1400, "height": 950}
+# On a failure every page is photographed at both sizes the layout is made for (issue 14).
+SCREENSHOT_SIZES = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
 
 
 @pytest.fixture(scope="session")
@@ -67,8 +69,10 @@ def new_page(
     pages: list[tuple[str, object]] = []
     errors: list[str] = []
 
-    def open_page(name: str, path: str = "/") -> object:
-        context = browser.new_context(viewport=VIEWPORT, base_url=web_server.url)  # type: ignore[attr-defined]
+    def open_page(name: str, path: str = "/", **options: object) -> object:
+        """``options`` go to the browser context (``viewport``, ``has_touch``...)."""
+        options = {"viewport": VIEWPORT, **options}
+        context = browser.new_context(base_url=web_server.url, **options)  # type: ignore[attr-defined]
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)
@@ -88,8 +92,11 @@ def new_page(
         ARTIFACTS.mkdir(exist_ok=True)
         test = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.name)
         for name, page in pages:
-            with contextlib.suppress(Exception):
-                page.screenshot(path=str(ARTIFACTS / f"{test}-{name}.png"), full_page=True)  # type: ignore[attr-defined]
+            for size in SCREENSHOT_SIZES:
+                shot = ARTIFACTS / f"{test}-{name}-{size['width']}x{size['height']}.png"
+                with contextlib.suppress(Exception):
+                    page.set_viewport_size(size)  # type: ignore[attr-defined]
+                    page.screenshot(path=str(shot))  # type: ignore[attr-defined]
         (ARTIFACTS / f"{test}-server.log").write_bytes(web_server.log_path.read_bytes()[-200_000:])
     for context in contexts:
         with contextlib.suppress(Exception):

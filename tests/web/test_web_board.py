@@ -54,9 +54,9 @@ def test_realms_are_labelled_and_patterned(new_page):
     for words in ("Styx", "dry way", "Olympian Palace", "Tartarus"):
         assert words in texts
 
-    # the region numbers toggle
-    assert page.locator("svg.board .region-number").count() == 0
-    page.click("#toggle-numbers")
-    page.wait_for_selector("svg.board .region-number")
+    # the region numbers (the log names regions by them) are shown by default; a toggle hides them
     assert page.locator("svg.board .region-number").count() == 36
     assert page.get_attribute("#toggle-numbers", "aria-pressed") == "true"
+    page.click("#toggle-numbers")
+    page.wait_for_selector("#toggle-numbers[aria-pressed=false]")
+    assert page.locator("svg.board .region-number").count() == 0

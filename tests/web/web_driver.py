@@ -79,9 +79,6 @@ class UiPlayer:
             self.confirm_if_asked()
             self.actions += 1
             return True
-        if page.locator("#btn-combat-close").count():
-            self.press("#btn-combat-close")
-            return True
         if self.attr("my-turn") == "true":
             return self.turn()
         return False

@@ -24,12 +24,20 @@ async function call(method, path, body = undefined, token = null) {
   return data;
 }
 
+/** The player's display name goes with every seat it takes (api.md, "Names"). */
+function withName(body) {
+  const name = displayName();
+  return name ? { ...body, name } : body;
+}
+
 export const api = {
-  createRoom: (options) => call("POST", "/rooms", options),
-  join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, side ? { side } : {}),
+  createRoom: (options) => call("POST", "/rooms", withName(options)),
+  join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, withName(side ? { side } : {})),
   hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
+  rematch: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/rematch`, undefined, token),
   listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),
   room: (room) => call("GET", `/rooms/${encodeURIComponent(room)}`),
+  view: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/view`),
   log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),
 };
 
@@ -99,9 +107,18 @@ export function dropSnapshot(room, audience) {
 }
 
 export function prefs() {
-  return readJson("olympus.prefs", { numbers: false });
+  return readJson("olympus.prefs", {});
 }
 
 export function savePrefs(p) {
   writeJson("olympus.prefs", p);
+}
+
+/** The display name this browser plays under ("" when none was chosen). */
+export function displayName() {
+  return readJson("olympus.name", "");
+}
+
+export function saveDisplayName(name) {
+  writeJson("olympus.name", name.trim());
 }

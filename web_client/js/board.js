@@ -9,11 +9,12 @@ const R = 52;
 const DX = R * 1.5;
 const DY = (R * Math.sqrt(3)) / 2;
 const ML = 84; // left margin: realm bands
-const MT = 140; // top margin: the Palace
-const WIDTH = ML + 2 * R + 4 * DX + 80;
-const HEIGHT = MT + 14 * DY + 2 * DY + 100;
 const BASE_W = 250;
 const BASE_H = 74;
+const PEDIMENT = 14; // the Palace's roof rises above its box
+const MT = 8 + PEDIMENT + BASE_H / 2 + 2 * DY; // top margin: the whole Palace, roof included
+const WIDTH = ML + 2 * R + 4 * DX + 80;
+const HEIGHT = MT + 16 * DY + 10 + BASE_H / 2 + 8; // down to Tartarus' floor
 
 export function center(board, id) {
   const r = board.regions[id];
@@ -42,7 +43,7 @@ function baseShape(board, id, attrs) {
   const y0 = c.y - BASE_H / 2;
   if (id === 35) {
     // a temple: a pediment over a hall
-    const d = `M${x0},${y0 + 18} L${c.x},${y0 - 14} L${x0 + BASE_W},${y0 + 18} L${x0 + BASE_W},${y0 + BASE_H} L${x0},${y0 + BASE_H} Z`;
+    const d = `M${x0},${y0 + 18} L${c.x},${y0 - PEDIMENT} L${x0 + BASE_W},${y0 + 18} L${x0 + BASE_W},${y0 + BASE_H} L${x0},${y0 + BASE_H} Z`;
     return s("path", { d, ...attrs });
   }
   // a pit with rounded bottom
@@ -89,31 +90,33 @@ function defs() {
   );
 }
 
-/** Where each unit of a region goes: [{unit, x, y, w, h, narrow, font}] relative to the centre.
- * Chips stay inside the hexagon: one column (own side first) up to 4 units, two columns (one
- * per side) beyond. Bases are wide: one row per side. */
+/** Where each unit of a region goes: [{unit, x, y, w, h, font}] relative to the centre.
+ * Chips are as large as a hex allows (legible at 1280×720: docs/client.md), own side first: one
+ * column up to 4 units, two columns (one per side) beyond. They leave the hex's left corner free
+ * for its number. Bases are wide: one row per side. */
 function layout(units, perspective, isBase) {
   const order = perspective === "chthonians" ? ["chthonians", "olympians"] : ["olympians", "chthonians"];
   const groups = order.map((side) => units.filter((u) => u.side === side)).filter((g) => g.length);
   const placed = [];
   if (isBase) {
     groups.forEach((g, gi) => {
-      const y = groups.length === 1 ? 6 : gi === 0 ? -6 : 18;
-      g.forEach((u, i) => placed.push({ unit: u, x: (i - (g.length - 1) / 2) * 61, y, w: 59, h: 19, narrow: false, font: 10.5 }));
+      const y = groups.length === 1 ? 6 : gi === 0 ? -8 : 17;
+      g.forEach((u, i) => placed.push({ unit: u, x: (i - (g.length - 1) / 2) * 61, y, w: 59, h: 24, font: 13.5 }));
     });
     return placed;
   }
   const all = groups.flat();
-  if (all.length <= 3) {
-    all.forEach((u, i) => placed.push({ unit: u, x: 0, y: (i - (all.length - 1) / 2) * 21, w: 68, h: 19, narrow: false, font: 11 }));
-  } else if (all.length === 4) {
-    all.forEach((u, i) => placed.push({ unit: u, x: 0, y: (i - 1.5) * 19, w: 62, h: 17, narrow: false, font: 10 }));
-  } else {
-    groups.forEach((g, gi) => {
-      g.forEach((u, i) => placed.push({ unit: u, x: gi === 0 ? -21 : 21, y: (i - (g.length - 1) / 2) * 17, w: 41, h: 15.5, narrow: true, font: 9 }));
-    });
-  }
+  const column = (list, x, pitch, size) => list.forEach((u, i) => placed.push({ unit: u, x, y: (i - (list.length - 1) / 2) * pitch, ...size }));
+  if (all.length <= 2) column(all, 4, 28, { w: 78, h: 26, font: 14 });
+  else if (all.length === 3) column(all, 4, 26, { w: 74, h: 24, font: 13 });
+  else if (all.length === 4) column(all, 4, 20.5, { w: 68, h: 19.5, font: 11.5 });
+  else groups.forEach((g, gi) => column(g, gi === 0 ? -15 : 28, 19, { w: 42, h: 18, font: 10.5 }));
   return placed;
+}
+
+/** The name that fits a chip: the full name unless it would be squeezed below 80 %. */
+function chipName(name, room, font) {
+  return name.length * font * 0.58 * 0.8 > room ? BY_NAME[name].short : name;
 }
 
 function unitAria(u, mine, opts) {
@@ -145,11 +148,11 @@ function chip(u, spot, c, opts) {
   const fill = known ? null : `url(#pat-hidden-${u.side})`;
   g.append(s("rect", { class: "chip", x, y, width: spot.w, height: spot.h, rx: 4, ...(fill ? { fill } : {}) }));
   g.append(s("rect", { class: "stripe", x, y, width: 4, height: spot.h, rx: 2 }));
-  const text = known ? (spot.narrow ? BY_NAME[u.name].short : u.name) : `#${u.token}`;
   const baseline = y + spot.h / 2 + spot.font * 0.36;
   const textAttrs = { class: "chip-label", x: x + 6, y: baseline, "font-size": spot.font };
+  const room = spot.w - 8 - spot.font;
+  const text = known ? chipName(u.name, room, spot.font) : `#${u.token}`;
   if (known) {
-    const room = spot.w - 8 - spot.font;
     const label = s("text", textAttrs, text);
     if (text.length * spot.font * 0.58 > room) {
       label.setAttribute("textLength", room);
@@ -239,7 +242,7 @@ export function renderBoard(opts) {
   svg.append(regionsLayer);
 
   // the Styx and its dry way
-  const river = s("g", { class: "styx", "aria-label": "River Styx" });
+  const river = s("g", { class: "styx", role: "img", "aria-label": "River Styx and its dry way" });
   for (const [a, b] of board.styxEdges) {
     const e = edge(board, a, b);
     river.append(s("line", { class: "styx-water", ...e }));
@@ -270,19 +273,6 @@ export function renderBoard(opts) {
   const tartarus = center(board, 0);
   svg.append(s("text", { class: "base-label", x: palace.x, y: palace.y - BASE_H / 2 + 14, "text-anchor": "middle" }, "Olympian Palace · Olympian base"));
   svg.append(s("text", { class: "base-label light", x: tartarus.x, y: tartarus.y - BASE_H / 2 + 14, "text-anchor": "middle" }, "Tartarus · Chthonian base"));
-
-  // region numbers
-  if (opts.showNumbers) {
-    const nums = s("g", { class: "region-numbers" });
-    for (const r of board.regions) {
-      const c = center(board, r.id);
-      // bases: bottom centre; hexes: the left corner, clear of the unit chips
-      const x = r.column === null ? c.x + BASE_W / 2 - 14 : c.x - R + 11;
-      const y = r.column === null ? c.y - BASE_H / 2 + 32 : c.y + 4;
-      nums.append(s("text", { class: "region-number", x, y, "text-anchor": "middle" }, String(r.id)));
-    }
-    svg.append(nums);
-  }
 
   // combat marker and last move
   if (model && model.combat) {
@@ -323,6 +313,17 @@ export function renderBoard(opts) {
     }
   }
   svg.append(unitsLayer);
+
+  // region numbers, above the units: at a hex's left corner (chips leave it free), left of a base
+  if (opts.showNumbers) {
+    const nums = s("g", { class: "region-numbers", "aria-hidden": "true" });
+    for (const r of board.regions) {
+      const c = center(board, r.id);
+      const x = r.column === null ? c.x - BASE_W / 2 - 16 : c.x - R + 8;
+      nums.append(s("text", { class: "region-number", x, y: c.y + 4, "text-anchor": "middle", dataset: { region: String(r.id) } }, String(r.id)));
+    }
+    svg.append(nums);
+  }
 
   // destinations (on top: a click anywhere in the hex chooses it)
   if (opts.destinations && opts.destinations.size) {

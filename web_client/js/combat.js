@@ -1,18 +1,27 @@
-// The combat panel (R8): both groups with their base strengths, the five maneuvers, Energy within
-// the legal limit with its Honor cost (from the legal commit actions), the sealed commitment and
-// "waiting for the opponent", the revealed round and its outcome, the choices that follow
-// (remove a unit, retreat or stay). It can be minimised to look at the board. It also hosts the
-// choices outside a combat (a thunderbolt's victim, a sneak attack's).
+// The combat panel (R8): both groups with their strengths term by term, the five maneuvers,
+// Energy within the legal limit with its Honor cost (from the legal commit actions) and the
+// resulting power as you choose, the sealed commitment and "waiting for the opponent", the
+// revealed round with each side's power explained, the choices that follow (remove a unit, with
+// what follows; retreat or stay). Every figure is the rules' own (the `strength`, `powers` and
+// `after_removal` of `legal`, the `breakdown` of a resolved round). It can be minimised to look at
+// the board, and it closes by itself when the combat ends (its result stays in the log). It also
+// hosts the choices outside a combat (a thunderbolt's victim, a sneak attack's).
 
 import { h, signed } from "./dom.js";
 import { BY_NAME, FACTION_NAME, FACTIONS, MANEUVERS, MANEUVER_NAME, PENDING_TEXT, enemyOf } from "./data.js";
-import { baseStrengths, unitsIn } from "./model.js";
-import { explainRound } from "./text.js";
+import { unitsIn } from "./model.js";
+import { explainRound, strengthWords } from "./text.js";
 import { costLine } from "./actions.js";
 
 function combatKey(m) {
   const c = m.combat || m.lastCombat;
   return c ? `${m.turn_number}:${c.region}` : null;
+}
+
+/** What the rules sent with the seat's newest `legal` (strengths, outcomes), if it is current. */
+function fromLegal(screen, key) {
+  const o = screen.options;
+  return o && screen.model && o.seq === screen.model.seq ? o[key] || null : null;
 }
 
 export function renderCombatPanel(screen) {
@@ -21,10 +30,9 @@ export function renderCombatPanel(screen) {
   let mode = null;
   if (m.combat) mode = "combat";
   else if (m.pending) mode = "choice";
-  else if (m.lastCombat && m.lastCombat.ended && screen.ui.reportClosed !== combatKey(m) && m.phase !== "over") mode = "report";
-  if (!mode) return "";
-  const region = m.combat ? m.combat.region : m.pending ? m.pending.region : m.lastCombat.region;
-  const title = mode === "choice" ? `Choice in region ${region}` : mode === "report" ? `Combat in region ${region} is over` : `Combat in region ${region} — round ${m.combat.round}`;
+  if (!mode) return ""; // the combat is over: the panel closes, the log keeps its result
+  const region = m.combat ? m.combat.region : m.pending.region;
+  const title = mode === "choice" ? `Choice in region ${region}` : `Combat in region ${region} — round ${m.combat.round}`;
 
   if (screen.ui.combatMinimized) {
     return h(
@@ -45,9 +53,6 @@ export function renderCombatPanel(screen) {
   if (mode === "combat") body.push(commitSection(screen));
   if (m.lastCombat && m.lastCombat.rounds.length && (mode !== "choice" || m.combat)) body.push(lastRoundSection(screen));
   if (m.pending) body.push(choiceSection(screen));
-  if (mode === "report") {
-    body.push(h("button", { type: "button", id: "btn-combat-close", onclick: () => { screen.ui.reportClosed = combatKey(m); screen.queueRender(); } }, "Close"));
-  }
 
   const panel = h(
     "section",
@@ -99,7 +104,7 @@ function maybeFocus(screen, panel) {
 function sides(screen, region, mode) {
   const m = screen.model;
   const c = m.combat || m.lastCombat;
-  const strengths = mode === "combat" ? baseStrengths(m, screen.board) : null;
+  const strengths = mode === "combat" ? fromLegal(screen, "strength") : null;
   const order = screen.seat ? [screen.seat, enemyOf(screen.seat)] : FACTIONS;
   return h(
     "div",
@@ -127,7 +132,7 @@ function sides(screen, region, mode) {
             : h("li", { class: "none" }, "no units left here"),
         ),
         strengths
-          ? h("p", { class: "base-strength" }, "Base strength ", h("strong", { dataset: { base: f } }, String(strengths.base[f])), strengths.notes[f].length ? h("span", { class: "notes" }, ` (${strengths.notes[f].join("; ")})`) : "")
+          ? h("p", { class: "base-strength", dataset: { side: f } }, "Strength ", h("strong", { dataset: { base: f } }, String(strengths[f].base)), h("span", { class: "notes" }, `: ${strengthWords(strengths[f])}`))
           : null,
         h("p", { class: "stock" }, `Energy stock ${m.energy[f]} · Honor ${m.honor[f]}`),
         state ? h("p", { class: ["commit-state", committed ? "done" : "pending"], dataset: { committed: String(committed) } }, state) : null,
@@ -168,10 +173,17 @@ function commitSection(screen) {
     ui.reveal = false;
   }
   const costEl = h("p", { id: "commit-cost", class: "cost", "aria-live": "polite" });
+  const strength = fromLegal(screen, "strength");
+  const powerEl = h("p", { id: "commit-power", class: "commit-power", "aria-live": "polite" });
   const update = () => {
     const a = matching(actions, ui);
     costEl.textContent = a ? `This commitment: ${costLine(a.honor, a.energy)}.` : "Not allowed.";
     costEl.classList.toggle("costly", Boolean(a && a.honor < 0));
+    const mine = strength && strength[seat];
+    const total = mine && mine.powers[ui.maneuver] ? mine.powers[ui.maneuver][ui.energy] : undefined;
+    const aphrodite = ui.reveal ? ` (and Aphrodite's +2 for each male Olympian once revealed)` : "";
+    powerEl.textContent = total === undefined ? "" : `Your power: ${strengthWords(mine, ui, total)}${aphrodite}`;
+    powerEl.dataset.power = total === undefined ? "" : String(total);
   };
   const range = h("input", { type: "range", id: "energy-range", min: 0, max: limit, value: ui.energy, "aria-label": "Energy to commit" });
   const number = h("input", { type: "number", id: "energy", min: 0, max: limit, value: ui.energy, inputmode: "numeric", "aria-describedby": "energy-help commit-cost" });
@@ -225,11 +237,12 @@ function commitSection(screen) {
       "fieldset",
       { class: "energy" },
       h("legend", {}, "Energy"),
-      h("div", { class: "energy-row" }, range, number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
+      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
     ),
     canReveal
       ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "reveal-toggle", checked: ui.reveal, onchange: (e) => { ui.reveal = e.target.checked; update(); } }), ` Reveal ${revealName} next door: +2 to each male Olympian in the combat (the Chthonians may commit again)`)
       : null,
+    powerEl,
     costEl,
     h("button", { type: "submit", id: "btn-commit", class: "primary" }, "Commit (sealed)"),
   );
@@ -258,6 +271,9 @@ function lastRoundSection(screen) {
       h("thead", {}, h("tr", {}, h("th", {}, ""), h("th", { scope: "col" }, "Maneuver"), h("th", { scope: "col" }, "Energy"), h("th", { scope: "col" }, "Power"))),
       h("tbody", {}, row("olympians", "olympian"), row("chthonians", "chthonian")),
     ),
+    e.breakdown
+      ? h("ul", { class: "round-powers" }, ["olympians", "chthonians"].map((f) => h("li", { dataset: { side: f } }, h("strong", {}, `${FACTION_NAME[f]}: `), strengthWords(e.breakdown[f], e.breakdown[f]))))
+      : null,
     h("ul", { class: "explain" }, ex.lines.map((l) => h("li", {}, l))),
     lc.losses.length ? h("p", {}, `Eliminated in this combat so far: ${lc.losses.join(", ")}.`) : null,
   );
@@ -278,6 +294,7 @@ function choiceSection(screen) {
     leave_or_stay: "You may leave (retreat) or stay in the combat.",
     leave_or_strike: "You beat the chase: leave, or stay and make the chasers remove a unit.",
   }[p.kind] || "Your choice:";
+  const outcomes = fromLegal(screen, "after_removal");
   return h(
     "div",
     { id: "choice", class: "choice-box", dataset: { kind: p.kind } },
@@ -291,8 +308,24 @@ function choiceSection(screen) {
         if (c.type === "remove_unit") label = `Remove ${c.unit} (${BY_NAME[c.unit].strength})`;
         else if (c.type === "retreat") label = `Retreat to region ${c.region}${a.honor ? ` (Honor ${signed(a.honor)})` : ""}`;
         else label = p.kind === "leave_or_strike" ? "Stay and strike" : "Stay";
-        return h("button", { type: "button", class: ["choice", `choice-${c.type}`], "data-focus-key": `choice:${c.type}:${c.unit || c.region || ""}`, dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label);
+        const follows = c.type === "remove_unit" && outcomes && c.unit in outcomes ? followsWords(outcomes[c.unit], screen.seat) : null;
+        const id = `follows-${c.type}-${c.unit || c.region || "stay"}`;
+        return h(
+          "div",
+          { class: "choice-item" },
+          h("button", { type: "button", class: ["choice", `choice-${c.type}`], "data-focus-key": `choice:${c.type}:${c.unit || c.region || ""}`, "aria-describedby": follows ? id : null, dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label),
+          follows ? h("span", { class: "choice-follows", id }, follows) : null,
+        );
       }),
     ),
   );
+}
+
+/** What follows a removal, from the rules' `after_removal` (both sides' strengths next round). */
+function followsWords(after, seat) {
+  if (!after) return "Then the combat ends.";
+  const mine = after[seat];
+  const enemy = after[enemyOf(seat)];
+  const factor = mine.energy_factor !== 1 ? ` — ${mine.factor_powers.join(", ")}: your Energy counts × ${mine.energy_factor}` : "";
+  return `Then: your strength ${strengthWords(mine)}${factor}; theirs ${enemy.base}.`;
 }

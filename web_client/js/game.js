@@ -4,12 +4,12 @@
 
 import { h, replace, focusKey, restoreFocus, signed } from "./dom.js";
 import { Connection } from "./connection.js";
-import { applyEvent, fromView, RawGame, unitsIn } from "./model.js";
-import { describe } from "./text.js";
+import { applyEvent, fromView, RawGame, unitsIn, sideState } from "./model.js";
+import { describe, duration } from "./text.js";
 import { renderBoard } from "./board.js";
-import { api, loadSnapshot, saveSnapshot, prefs, savePrefs } from "./api.js";
+import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
 import {
-  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, PENDING_TEXT, enemyOf, byOrder,
+  BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, enemyOf, byOrder,
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
@@ -19,17 +19,13 @@ import { showYourMove, mayAskNotifications, askNotifications } from "./attention
 import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDialogs } from "./ui.js";
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
+import { BoardZoom } from "./zoom.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
 const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
 const RESEND_MS = 500;
 
-/**
- * What a side is doing now, from public facts only (the same for every audience): both sides
- * choose during the setup and during sealed commitments; after a round only the side with a
- * choice to make is choosing; in a turn, the side whose turn it is plays.
- */
 /**
  * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
  * and whether it loses the game (the side's Honor at 0 or below, R4).
@@ -44,21 +40,6 @@ export function costWords(m, seat, honor, energy) {
   return { body, loses };
 }
 
-export function sideState(m, f) {
-  if (m.phase === "over") return { key: "over", text: "", acting: false };
-  if (m.phase === "setup") {
-    return m.setup && m.setup.submitted[f] ? { key: "ready", text: "setup sealed", acting: false } : { key: "choosing", text: "placing…", acting: true };
-  }
-  if (m.pending) {
-    return m.pending.side === f
-      ? { key: "choosing", text: `choosing: ${PENDING_TEXT[m.pending.kind] || m.pending.kind}`, acting: true }
-      : { key: "waiting", text: "waiting", acting: false };
-  }
-  if (m.combat) {
-    return m.combat.committed[f] ? { key: "committed", text: "committed", acting: false } : { key: "choosing", text: "choosing…", acting: true };
-  }
-  return m.turn === f ? { key: "to-play", text: "to play", acting: true } : { key: "waiting", text: "waiting", acting: false };
-}
 
 export class GameScreen {
   constructor(root, { board, room, seat = null, token = null }) {
@@ -81,10 +62,9 @@ export class GameScreen {
       selected: new Set(),
       fly: false,
       flyFor: null,
-      showNumbers: Boolean(p.numbers),
+      showNumbers: p.numbers !== false, // the log names regions by number: shown by default
       enemyKnows: false,
       combatMinimized: false,
-      reportClosed: null,
       hermes: null,
       targeting: null,
       tab: "log",
@@ -149,7 +129,8 @@ export class GameScreen {
   }
 
   async refreshSummary() {
-    if (this.model && this.model.phase !== "setup" && this.summary) return;
+    // the setup (who joined) and the end (a rematch offered) are when the summary changes
+    if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
       this.summary = await api.room(this.room);
       this.queueRender();
@@ -233,10 +214,7 @@ export class GameScreen {
       this.ui.hermes = null;
       this.ui.targeting = null;
     }
-    if (e.t === "combat_started") {
-      this.ui.combatMinimized = false;
-      this.ui.reportClosed = null;
-    }
+    if (e.t === "combat_started") this.ui.combatMinimized = false;
     if (e.t === "combat_round_resolved" || e.t === "combat_round_started" || e.t === "combat_started" || e.t === "commitment_withdrawn") {
       this.ui.commit = { maneuver: null, energy: 0, reveal: false, key: null };
     }
@@ -259,17 +237,17 @@ export class GameScreen {
     }
   }
 
-  /** A fresh browser has no log: show what a spectator saw so far (public facts only). */
+  /** A fresh browser has no log: show what a spectator saw so far (public facts only), or the
+   * whole game once it is over. */
   async loadPublicHistory(upTo) {
     try {
       const data = await api.log(this.room);
-      if (data.over || !data.messages) return;
-      const earlier = data.messages
-        .filter((msg) => this.seat || msg.seq <= upTo) // a spectator's numbering is this one
-        .map((msg) => ({ seq: 0, text: describe(msg.event, null), t: msg.event.t, public: true }))
-        .filter((l) => l.text);
+      // over: everything, revealed; before: what a spectator saw (a spectator's numbering is ours)
+      const events = data.over ? data.events : data.messages.filter((msg) => this.seat || msg.seq <= upTo).map((msg) => msg.event);
+      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true })).filter((l) => l.text);
       if (!earlier.length) return;
-      this.log = [{ seq: 0, text: "Earlier in this game (as a spectator saw it):", t: "note" }, ...earlier, ...this.log];
+      const note = data.over ? "The game, everything revealed:" : "Earlier in this game (as a spectator saw it):";
+      this.log = [{ seq: 0, text: note, t: "note" }, ...earlier, ...this.log];
       this.queueRender();
       this.queueSave();
     } catch {
@@ -554,17 +532,30 @@ export class GameScreen {
       tabs: h("div", { class: "tabs", role: "tablist" }),
       tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel" }),
       boardHolder: h("div", { id: "board-holder" }),
+      zoom: h("div", { class: "zoom-holder" }),
       tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
       combat: h("div", { id: "combat-holder" }),
       overlay: h("div", { id: "overlay-holder" }),
     };
+    this.zoom = new BoardZoom(this.els.boardHolder);
+    this.zoom.onChange = () => this.queueRender();
     replace(
       this.root,
       h(
         "div",
         { class: "game", id: "game" },
-        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.tools, this.els.boardHolder),
-        h("aside", { class: "side" }, this.els.status, this.els.combat, this.els.actions, this.els.tabs, this.els.tab),
+        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.zoom, this.els.boardHolder),
+        h(
+          "aside",
+          { class: "side" },
+          h(
+            "div",
+            { class: "side-columns" },
+            this.els.combat,
+            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.actions),
+            h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
+          ),
+        ),
         this.els.overlay,
       ),
     );
@@ -623,6 +614,7 @@ export class GameScreen {
   }
 
   renderTools() {
+    replace(this.els.zoom, this.zoom.controls());
     const toggle = (id, label, pressed, onclick, title) =>
       h("button", { type: "button", id, class: "toggle", "aria-pressed": pressed ? "true" : "false", title, onclick }, label);
     replace(
@@ -695,7 +687,7 @@ export class GameScreen {
       return h(
         "div",
         { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
-        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`),
+        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`, this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null),
         state.text ? h("span", { class: "side-state", dataset: { state: state.key } }, state.text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
         h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
@@ -706,14 +698,20 @@ export class GameScreen {
     this.renderClocks();
   }
 
+  /** The display name of a side's player (api.md, "Names"), from the room's summary. */
+  playerName(side) {
+    return (this.summary && this.summary.names && this.summary.names[side]) || null;
+  }
+
   variantLine() {
     const o = this.model.options || {};
     const bits = [];
     if (o.open_combat) bits.push("Open Combat");
     if (o.random_setup) bits.push("Random Setup");
     if (o.chthonian_honor) bits.push(`Challenge: Chthonians ${signed(o.chthonian_honor)} Honor`);
-    if (o.move_seconds) bits.push(`${o.move_seconds}s per move`);
-    if (o.commit_seconds) bits.push(`${o.commit_seconds}s per commitment`);
+    const clocks = (this.summary && this.summary.options) || o; // a view has no clocks: the room's summary has
+    if (clocks.move_seconds) bits.push(`${duration(clocks.move_seconds)} per move`);
+    if (clocks.commit_seconds) bits.push(`${duration(clocks.commit_seconds)} per commitment`);
     return bits.length ? h("p", { class: "variants" }, bits.join(" · ")) : null;
   }
 
@@ -740,7 +738,8 @@ export class GameScreen {
         continue;
       }
       const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
-      el.textContent = `⏱ ${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
+      const clock = left >= 3600 ? duration(left) : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+      el.textContent = `⏱ ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
       el.classList.toggle("urgent", left < 15);
     }
   }
@@ -884,6 +883,33 @@ export class GameScreen {
     }
   }
 
+  /** The game-over panel's rematch offer: same options, sides swapped (api.md, "Rematch"). */
+  rematchButton() {
+    if (!this.seat) return null;
+    const offered = this.summary && this.summary.rematch;
+    const mine = offered && seatFor(offered); // this browser asked for it already
+    const side = FACTION_NAME[enemyOf(this.seat)];
+    return h(
+      "button",
+      {
+        type: "button",
+        id: "btn-rematch",
+        class: "primary",
+        dataset: { offered: offered ? "true" : "false" },
+        onclick: async () => {
+          try {
+            const seated = await api.rematch(this.room, this.token);
+            saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });
+            location.hash = `#/play/${seated.room}`;
+          } catch (error) {
+            toast(`Rematch: ${error.message}`, "error");
+          }
+        },
+      },
+      mine ? `Go to the rematch (you play the ${side})` : offered ? `Your opponent wants a rematch: play the ${side}` : `Rematch (you play the ${side})`,
+    );
+  }
+
   renderOverlay() {
     const m = this.model;
     if (!m || m.phase !== "over" || this.ui.gameOverClosed) {
@@ -924,6 +950,7 @@ export class GameScreen {
           "div",
           { class: "button-row" },
           h("button", { type: "button", id: "btn-close-gameover", onclick: () => { this.ui.gameOverClosed = true; this.queueRender(); } }, "Look at the board"),
+          this.rematchButton(),
           h("a", { class: "button", href: `#/replay/${this.room}`, id: "link-replay" }, "Replay step by step"),
           h("a", { class: "button secondary", href: "#/" }, "Back to the lobby"),
         ),

@@ -1,10 +1,22 @@
-// The lobby: create a game (variants, Challenge, clocks), the games this browser plays, the open,
-// live and finished games; and the join page behind an invite link.
+// The lobby: create a game (your name, variants, Challenge, clocks of minutes or days), the games
+// this browser plays (whose move, "your move" first, updated live), the open, live and finished
+// games; and the join page behind an invite link. The create form is a list of sections
+// (`createSections`), so another way to play (a computer opponent) is one more section.
 
 import { h, replace } from "./dom.js";
-import { api, seats, saveSeat, forgetSeat, seatFor } from "./api.js";
-import { FACTION_NAME } from "./data.js";
+import { api, seats, saveSeat, forgetSeat, seatFor, displayName, saveDisplayName } from "./api.js";
+import { FACTION_NAME, enemyOf } from "./data.js";
+import { sideState } from "./model.js";
+import { ago, duration } from "./text.js";
 import { toast, setWhere } from "./ui.js";
+
+// Clocks (R12) a game can have: live ones, and Yucata-like games over days.
+const CLOCK_PRESETS = [
+  { id: "none", label: "No clock", move: null, commit: null, forfeit: null },
+  { id: "live", label: "Live: 2 min per move, 1 min per commitment", move: 120, commit: 60, forfeit: 600 },
+  { id: "day", label: "Over days: 1 day per move (3 days away and you lose)", move: 86400, commit: 86400, forfeit: 3 * 86400 },
+  { id: "days3", label: "Over days: 3 days per move (7 days away and you lose)", move: 3 * 86400, commit: 3 * 86400, forfeit: 7 * 86400 },
+];
 
 function variantsText(room) {
   const o = room.options || {};
@@ -12,9 +24,33 @@ function variantsText(room) {
   if (o.open_combat) bits.push("Open Combat");
   if (o.random_setup) bits.push("Random Setup");
   if (room.challenge) bits.push(`Challenge (Chthonians ${o.challenge > 0 ? "+" : ""}${o.challenge ?? 0})`);
-  if (o.move_seconds) bits.push(`${o.move_seconds}s/move`);
-  if (o.commit_seconds) bits.push(`${o.commit_seconds}s/commit`);
+  if (o.move_seconds) bits.push(`${duration(o.move_seconds)}/move`);
+  if (o.commit_seconds) bits.push(`${duration(o.commit_seconds)}/commitment`);
   return bits.join(", ") || "Standard";
+}
+
+/** "Your name": kept in this browser, sent when creating or joining; the server checks it. */
+function nameField() {
+  return h(
+    "div",
+    { class: "name-field" },
+    h("label", { for: "player-name" }, "Your name "),
+    h("input", { type: "text", id: "player-name", maxlength: 24, autocomplete: "nickname", value: displayName(), placeholder: "shown to your opponent", "aria-describedby": "player-name-help", oninput: (e) => saveDisplayName(e.target.value) }),
+    h("span", { id: "player-name-help", class: "hint" }, " 2–24 letters, digits, spaces or ' . _ -"),
+  );
+}
+
+/** Keep what is in the name field now (before a create or join sends it). */
+function keepName() {
+  const input = document.getElementById("player-name");
+  if (input) saveDisplayName(input.value);
+}
+
+/** "Ann (Olympians) vs Bob (Chthonians)": the players' names as the lobby shows them. */
+function playersText(room) {
+  const names = room.names || {};
+  const who = Object.keys(room.seats || {}).filter((s) => room.seats[s]).map((s) => `${names[s] || "anonymous"} (${FACTION_NAME[s]})`);
+  return who.join(" vs ") || "—";
 }
 
 function freeSeats(room) {
@@ -27,11 +63,32 @@ function when(ms) {
   return d.toLocaleString();
 }
 
+/** A row of "Your games": whose move it is and how long since the last one, from public facts. */
+function gameRow({ room, rec, summary, view, error }) {
+  const row = { room, you: FACTION_NAME[rec.seat] || "Challenge", opponent: "", whose: "", turn: "", moved: 0, yours: false };
+  if (rec.seat === "host") return { ...row, whose: "waiting for an opponent to pick a side" };
+  if (error) return { ...row, whose: error.status === 404 ? "this game is gone" : "cannot load it now" };
+  const other = enemyOf(rec.seat);
+  const name = summary.names && summary.names[other];
+  row.opponent = summary.seats[other] ? `${FACTION_NAME[other]}${name ? ` (${name})` : ""}` : `${FACTION_NAME[other]}: nobody yet`;
+  row.moved = summary.moved_ms || 0;
+  if (view.phase === "over") {
+    row.whose = view.result === "draw" ? "over: a draw" : view.result === rec.seat ? "over: you won" : "over: you lost";
+    row.turn = String(view.turn_number);
+    return row;
+  }
+  row.turn = view.phase === "setup" ? "setup" : String(view.turn_number);
+  row.yours = summary.seats[other] && sideState(view, rec.seat).acting;
+  row.whose = !summary.seats[other] ? "waiting for an opponent" : sideState(view, other).acting ? "their move" : "waiting";
+  return row;
+}
+
 export class Lobby {
   constructor(root) {
     this.root = root;
     this.timer = null;
     this.lists = { open: [], live: [], finished: [] };
+    this.mine = null; // [{room, rec, summary, view, error}] once loaded
   }
 
   start() {
@@ -50,6 +107,7 @@ export class Lobby {
       const [open, live, finished] = await Promise.all(["open", "live", "finished"].map((s) => api.listRooms(s)));
       this.lists = { open: open.rooms, live: live.rooms, finished: finished.rooms };
       this.renderLists();
+      await this.refreshMine();
     } catch (error) {
       const el = document.getElementById("lobby-lists");
       if (el) replace(el, h("p", { class: "error" }, `Cannot load the games: ${error.message}`));
@@ -68,8 +126,27 @@ export class Lobby {
       sideSet.disabled = challenge.checked;
       sideSet.title = challenge.checked ? "In a Challenge the other player picks the side." : "";
     };
+    const said = (input) => {
+      input.nextElementSibling.textContent = input.value ? ` s (${duration(Number(input.value))})` : " s";
+    };
     const clock = (id, label, placeholder) =>
-      h("label", { class: "clock-input" }, label, " ", h("input", { type: "number", id, min: 1, max: 604800, placeholder, inputmode: "numeric" }), " s");
+      h("label", { class: "clock-input" }, label, " ", h("input", { type: "number", id, min: 1, max: 604800, placeholder, inputmode: "numeric", oninput: (e) => said(e.target) }), h("span", { class: "clock-words" }, " s"));
+    const preset = h(
+      "select",
+      {
+        id: "opt-clock",
+        "aria-label": "Clock",
+        onchange: () => {
+          const p = CLOCK_PRESETS.find((c) => c.id === preset.value);
+          for (const [id, value] of [["#opt-move-seconds", p.move], ["#opt-commit-seconds", p.commit], ["#opt-forfeit-seconds", p.forfeit]]) {
+            const input = form.querySelector(id);
+            input.value = value === null ? "" : String(value);
+            said(input);
+          }
+        },
+      },
+      CLOCK_PRESETS.map((c) => h("option", { value: c.id }, c.label)),
+    );
     const form = h(
       "form",
       {
@@ -81,6 +158,26 @@ export class Lobby {
         },
       },
       h("h2", {}, "New game"),
+      this.createSections({ sideSet, challenge, adjust, preset, clock }),
+      h("button", { type: "submit", class: "primary", id: "btn-create" }, "Create game"),
+    );
+    replace(
+      this.root,
+      h(
+        "div",
+        { class: "lobby" },
+        h("div", { class: "lobby-left" }, form),
+        h("div", { class: "lobby-right" }, h("section", { class: "panel", id: "my-games", "aria-live": "polite" }), h("div", { id: "lobby-lists" }, h("p", {}, "Loading games…"))),
+      ),
+    );
+    this.renderMine();
+    this.renderLists();
+  }
+
+  /** The create form's sections, in order: who you are, your side, variants, clocks. */
+  createSections({ sideSet, challenge, adjust, preset, clock }) {
+    return [
+      nameField(),
       sideSet,
       h(
         "fieldset",
@@ -93,42 +190,64 @@ export class Lobby {
       h(
         "fieldset",
         {},
-        h("legend", {}, "Clocks (optional)"),
+        h("legend", {}, "Clock"),
+        preset,
         clock("opt-move-seconds", "Per move", "none"),
         clock("opt-commit-seconds", "Per commitment", "none"),
         clock("opt-forfeit-seconds", "Absence before forfeit", "none"),
       ),
-      h("button", { type: "submit", class: "primary", id: "btn-create" }, "Create game"),
-    );
-    replace(
-      this.root,
-      h(
-        "div",
-        { class: "lobby" },
-        h("div", { class: "lobby-left" }, form, this.myGames()),
-        h("div", { class: "lobby-right", id: "lobby-lists" }, h("p", {}, "Loading games…")),
-      ),
-    );
-    this.renderLists();
+    ];
   }
 
-  myGames() {
+  /** Each game this browser holds a seat in, as a spectator sees it (public facts only). */
+  async refreshMine() {
     const mine = Object.entries(seats()).sort((a, b) => (b[1].saved || 0) - (a[1].saved || 0)).slice(0, 20);
-    return h(
-      "section",
-      { class: "panel", id: "my-games" },
+    this.mine = await Promise.all(
+      mine.map(async ([room, rec]) => {
+        if (rec.seat === "host") return { room, rec };
+        try {
+          const [summary, position] = await Promise.all([api.room(room), api.view(room)]);
+          return { room, rec, summary, view: position.view };
+        } catch (error) {
+          return { room, rec, error };
+        }
+      }),
+    );
+    this.renderMine();
+  }
+
+  renderMine() {
+    const el = document.getElementById("my-games");
+    if (!el) return;
+    if (this.mine === null) {
+      replace(el, h("h2", {}, "Your games"), h("p", { class: "hint" }, "Loading…"));
+      return;
+    }
+    const rows = this.mine.map(gameRow);
+    rows.sort((a, b) => b.yours - a.yours || b.moved - a.moved); // your move first, then latest
+    replace(
+      el,
       h("h2", {}, "Your games"),
-      mine.length
+      rows.length
         ? h(
-            "ul",
-            {},
-            mine.map(([room, rec]) =>
-              h(
-                "li",
-                {},
-                h("a", { href: `#/play/${room}` }, `${room}`),
-                ` — ${rec.seat === "host" ? "Challenge, waiting for an opponent" : FACTION_NAME[rec.seat] || rec.seat} `,
-                h("button", { type: "button", class: "link", onclick: () => { forgetSeat(room); this.render(); } }, "forget"),
+            "table",
+            { class: "rooms my-games" },
+            h("thead", {}, h("tr", {}, ["Game", "You", "Opponent", "Whose move", "Turn", "Last move"].map((t) => h("th", { scope: "col" }, t)), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
+            h(
+              "tbody",
+              {},
+              rows.map((r) =>
+                h(
+                  "tr",
+                  { class: r.yours ? "your-move" : null, dataset: { room: r.room, yourMove: String(r.yours) } },
+                  h("td", {}, h("a", { href: `#/play/${r.room}` }, h("code", {}, r.room))),
+                  h("td", {}, r.you),
+                  h("td", {}, r.opponent),
+                  h("td", { class: "whose" }, r.yours ? h("strong", {}, "● your move") : r.whose),
+                  h("td", { class: "turn" }, r.turn),
+                  h("td", { class: "moved" }, r.moved ? ago(r.moved) : ""),
+                  h("td", { class: "actions" }, h("a", { class: "button", href: `#/play/${r.room}` }, r.yours ? "Play" : "Open"), " ", h("button", { type: "button", class: "link", onclick: () => { forgetSeat(r.room); this.mine = this.mine.filter((x) => x.room !== r.room); this.renderMine(); } }, "forget")),
+                ),
               ),
             ),
           )
@@ -148,8 +267,8 @@ export class Lobby {
           ? h(
               "table",
               { class: "rooms" },
-              h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Variants"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, ""))),
-              h("tbody", {}, rooms.map((r) => h("tr", { dataset: { room: r.room } }, h("td", {}, h("code", {}, r.room)), h("td", {}, variantsText(r)), h("td", {}, when(r.created_ms)), h("td", { class: "actions" }, action(r))))),
+              h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "Game"), h("th", { scope: "col" }, "Players"), h("th", { scope: "col" }, "Variants"), h("th", { scope: "col" }, "Created"), h("th", { scope: "col" }, h("span", { class: "visually-hidden" }, "Actions")))),
+              h("tbody", {}, rooms.map((r) => h("tr", { dataset: { room: r.room } }, h("td", {}, h("code", {}, r.room)), h("td", { class: "players" }, playersText(r)), h("td", {}, variantsText(r)), h("td", {}, when(r.created_ms)), h("td", { class: "actions" }, action(r))))),
             )
           : h("p", { class: "hint" }, "None."),
       );
@@ -182,6 +301,7 @@ export class Lobby {
     }
     const button = q("#btn-create");
     button.disabled = true;
+    keepName();
     try {
       const seated = await api.createRoom(body);
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch, creator: true });
@@ -229,6 +349,8 @@ export class JoinPage {
         h("h2", {}, `Game ${this.room}`),
         h("p", {}, `Variants: ${variantsText(room)}.`),
         room.challenge ? h("p", {}, `This is a Challenge: the creator gave the Chthonians ${room.options.challenge > 0 ? "+" : ""}${room.options.challenge} Honor; you pick your side.`) : null,
+        h("p", {}, `Players: ${playersText(room)}.`),
+        buttons.length ? nameField() : null,
         buttons.length ? h("div", { class: "button-row" }, buttons) : h("p", {}, "Both seats are taken."),
         h("p", {}, h("a", { href: `#/watch/${this.room}` }, "Watch instead"), " · ", h("a", { href: "#/" }, "Lobby")),
       ),
@@ -238,6 +360,7 @@ export class JoinPage {
   stop() {}
 
   async join(side) {
+    keepName();
     try {
       const seated = await api.join(this.room, side);
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });

@@ -8,7 +8,7 @@
 //   RawGame                   – the unredacted log (game_over.log, GET /rooms/{room}/log once
 //                               over): every name known; used for the final reveal and replays.
 
-import { BASE, BY_NAME, FACTIONS, sideOf, byOrder } from "./data.js";
+import { BASE, FACTIONS, PENDING_TEXT, sideOf, byOrder } from "./data.js";
 
 const START_HONOR = 16;
 const OPEN_COMBAT_HONOR = 10;
@@ -366,51 +366,25 @@ export function isMine(u, seat) {
   return seat !== null && u.side === seat;
 }
 
-/** Strength in a combat, from what is public once the combatants are revealed (R8). */
-export function baseStrengths(m, board) {
-  const c = m.combat || m.lastCombat;
-  if (!c) return null;
-  const region = c.region;
-  const here = m.units.filter((u) => u.region === region);
-  if (here.some((u) => !u.name)) return null;
-  const names = here.map((u) => u.name);
-  const nominal = Object.fromEntries(names.map((n) => [n, BY_NAME[n].strength]));
-  const notes = { olympians: [], chthonians: [] };
-  if (names.includes("Hypnos")) {
-    for (const n of names) if (n !== "Hypnos") nominal[n] = 0;
-    notes.olympians.push("Hypnos: nominal strengths 0");
-    notes.chthonians.push("Hypnos: others' nominal strengths 0");
+/**
+ * What a side is doing now, from public facts only (the same for every audience): both sides
+ * choose during the setup and during sealed commitments; after a round only the side with a
+ * choice to make is choosing; in a turn, the side whose turn it is plays.
+ */
+export function sideState(m, f) {
+  if (m.phase === "over") return { key: "over", text: "", acting: false };
+  if (m.phase === "setup") {
+    return m.setup && m.setup.submitted[f] ? { key: "ready", text: "setup sealed", acting: false } : { key: "choosing", text: "placing…", acting: true };
   }
-  if (names.includes("Aphrodite")) {
-    for (const n of names) {
-      if (BY_NAME[n].side === "chthonians" && BY_NAME[n].male) nominal[n] = Math.max(0, nominal[n] - 3);
-    }
-    notes.chthonians.push("Aphrodite: male units −3");
+  if (m.pending) {
+    return m.pending.side === f
+      ? { key: "choosing", text: `choosing: ${PENDING_TEXT[m.pending.kind] || m.pending.kind}`, acting: true }
+      : { key: "waiting", text: "waiting", acting: false };
   }
-  const base = { olympians: 0, chthonians: 0 };
-  for (const n of names) base[BY_NAME[n].side] += nominal[n];
-  const olympianMales = names.filter((n) => BY_NAME[n].side === "olympians" && BY_NAME[n].male).length;
-  const olympians = names.filter((n) => BY_NAME[n].side === "olympians").length;
-  if (names.includes("Aphrodite") && olympianMales) {
-    base.olympians += 2 * olympianMales;
-    notes.olympians.push(`Aphrodite: +2 × ${olympianMales} male`);
+  if (m.combat) {
+    return m.combat.committed[f] ? { key: "committed", text: "committed", acting: false } : { key: "choosing", text: "choosing…", acting: true };
   }
-  if (names.includes("Hera") && olympians > 1) {
-    base.olympians += 3 * (olympians - 1);
-    notes.olympians.push(`Hera: +3 × ${olympians - 1} comrade(s)`);
-  }
-  if (names.includes("Hephaestus") && c.attacker === "chthonians") {
-    base.olympians += 5;
-    notes.olympians.push("Hephaestus defending: +5");
-  }
-  const aphro = m.units.find((u) => u.name === "Aphrodite" && u.region !== region);
-  const aphroRevealed = aphro && (aphro.revealed !== false) && board && board.adjacent(aphro.region, region);
-  if (aphroRevealed && olympianMales && m.units.some((u) => u.name === "Aphrodite" && u.region !== region)) {
-    // an enemy sees her name only once revealed; our own Aphrodite counts only if revealed
-    base.olympians += 2 * olympianMales;
-    notes.olympians.push(`Aphrodite next door: +2 × ${olympianMales} male`);
-  }
-  return { base, nominal, notes };
+  return m.turn === f ? { key: "to-play", text: "to play", acting: true } : { key: "waiting", text: "waiting", acting: false };
 }
 
 export { BASE };

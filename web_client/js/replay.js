@@ -7,6 +7,7 @@ import { describe } from "./text.js";
 import { renderBoard } from "./board.js";
 import { FACTION_NAME, FACTIONS, END_REASON } from "./data.js";
 import { setWhere } from "./ui.js";
+import { BoardZoom } from "./zoom.js";
 
 export class ReplayScreen {
   constructor(root, { board, room }) {
@@ -48,6 +49,7 @@ export class ReplayScreen {
   build() {
     this.els = {
       board: h("div", { id: "board-holder" }),
+      zoom: h("div", { class: "zoom-holder" }),
       text: h("p", { id: "replay-text", class: "replay-text", "aria-live": "polite" }),
       counter: h("span", { id: "replay-counter" }),
       slider: h("input", { type: "range", id: "replay-slider", min: 0, max: this.steps.length - 1, value: 0, "aria-label": "Step" }),
@@ -55,6 +57,9 @@ export class ReplayScreen {
       log: h("ol", { class: "log replay-log", id: "replay-log" }),
       play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ▶"),
     };
+    this.zoom = new BoardZoom(this.els.board);
+    this.zoom.onChange = () => replace(this.els.zoom, this.zoom.controls());
+    replace(this.els.zoom, this.zoom.controls());
     this.els.slider.addEventListener("input", () => this.go(Number(this.els.slider.value)));
     const btn = (id, label, aria, fn) => h("button", { type: "button", id, "aria-label": aria, onclick: fn }, label);
     this.els.log.append(
@@ -65,13 +70,21 @@ export class ReplayScreen {
       h(
         "div",
         { class: "game replay", id: "replay" },
-        h("section", { class: "board-wrap" }, h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.go(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.go(this.index - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.go(this.index + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.go(this.steps.length - 1)), this.els.slider, this.els.counter), this.els.board),
+        h("section", { class: "board-wrap", "aria-label": "Board" }, this.els.zoom, this.els.board),
         h(
           "aside",
           { class: "side" },
-          h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), this.els.text),
-          this.els.status,
-          h("section", { class: "panel tab-panel" }, this.els.log),
+          h(
+            "div",
+            { class: "side-columns" },
+            h(
+              "div",
+              { class: "side-main" },
+              h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.go(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.go(this.index - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.go(this.index + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.go(this.steps.length - 1)), this.els.slider, this.els.counter), this.els.text),
+              this.els.status,
+            ),
+            h("div", { class: "side-log" }, h("section", { class: "panel tab-panel", "aria-label": "Moves" }, this.els.log)),
+          ),
         ),
       ),
     );

@@ -104,8 +104,11 @@ export function describe(e, seat = null) {
     }
     case "commitment_withdrawn":
       return `${side(e.faction, seat)} may commit again (Aphrodite was revealed).`;
-    case "combat_round_resolved":
-      return explainRound(e).summary;
+    case "combat_round_resolved": {
+      const b = e.breakdown;
+      const terms = b ? ` Power: Olympians ${strengthWords(b.olympians, b.olympians)}; Chthonians ${strengthWords(b.chthonians, b.chthonians)}.` : "";
+      return `${explainRound(e).summary}${terms}`;
+    }
     case "choice_pending": {
       if (!e.steps.length) return "";
       const step = decodeStep(e.steps[0]);
@@ -200,4 +203,47 @@ export function explainRound(e, attacker = null) {
     if (costs.length) lines.push(`${FACTION_NAME[f]}: ${costs.join(", ")}.`);
   }
   return { summary: `Round ${e.round} resolved — ${choices}. ${lines[0] || ""}`, choices, lines, attacker };
+}
+
+function signedTerm(value) {
+  return `${value < 0 ? "−" : "+"} ${Math.abs(value)}`;
+}
+
+/**
+ * A side's strength or power term by term, in words, from the rules' own breakdown
+ * (combat.Strength.to_dict, protocol.md "Combat strength"): "Ares 3 + 2 Energy × 2 (Ares) = 7".
+ * Without `commit` it ends at the base strength. `commit` is {maneuver, energy} and `total` the
+ * power the rules give for it (in a resolved round, `commit.power`); nothing is added up here.
+ */
+export function strengthWords(t, commit = null, total = null) {
+  const changed = new Map();
+  for (const a of t.adjustments) changed.set(a.unit, [...(changed.get(a.unit) || []), `${a.power} ${signedTerm(a.delta).replace(" ", "")}`]);
+  let text = t.units.map((u, i) => `${i ? "+ " : ""}${u.unit} ${u.strength}${changed.has(u.unit) ? ` (${changed.get(u.unit).join(", ")})` : ""}`).join(" ");
+  for (const b of t.bonuses) text += ` ${signedTerm(b.value)} (${b.power}${b.adjacent ? " next door" : ""})`;
+  if (!commit) return `${text || "0"} = ${t.base}`;
+  if (commit.energy) text += ` + ${commit.energy} Energy${t.energy_factor !== 1 ? ` × ${t.energy_factor} (${t.factor_powers.join(", ")})` : ""}`;
+  if (commit.maneuver === "chase") text += ` ${signedTerm(t.chase)} (Chase${t.chase_power ? `: ${t.chase_power}` : ""})`;
+  if (commit.maneuver === "all_out_attack" || commit.maneuver === "all_out_defense") text = `(${text}) × 2 (${MANEUVER_NAME[commit.maneuver]})`;
+  return `${text} = ${total ?? commit.power}`;
+}
+
+/** A span of time in words: "45 s", "10 min", "5 h 30 min", "3 days". */
+export function duration(seconds) {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.round(s / 60)} min`;
+  if (s < 86400) {
+    const h = Math.floor(s / 3600);
+    const min = Math.round((s % 3600) / 60);
+    return min ? `${h} h ${min} min` : `${h} h`;
+  }
+  const days = Math.floor(s / 86400);
+  const h = Math.round((s % 86400) / 3600);
+  return `${days} day${days > 1 ? "s" : ""}${h ? ` ${h} h` : ""}`;
+}
+
+/** How long ago a time of the server's clock (ms) was: "just now", "5 min ago", "2 days ago". */
+export function ago(ms, now = Date.now()) {
+  const seconds = (now - ms) / 1000;
+  return seconds < 60 ? "just now" : `${duration(seconds)} ago`;
 }

@@ -15,6 +15,7 @@ COMPILED = activate(__path__, "rules")
 from . import powers as _powers
 from .board import BOARD, PALACE, TARTARUS, Realm
 from .characters import BY_NAME, CHARACTERS, Faction
+from .combat import removal_outcomes, strength_terms
 from .commands import Command, parse_command
 from .decide import decide, execute
 from .errors import IllegalCommand
@@ -54,7 +55,9 @@ __all__ = [
     "parse_command",
     "random_legal_action",
     "random_placements",
+    "removal_outcomes",
     "replay",
     "setup_options",
+    "strength_terms",
     "waiting_reason",
 ]

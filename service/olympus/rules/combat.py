@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Final, NamedTuple
+import math
+from dataclasses import dataclass
+from typing import Any, Final, NamedTuple
 
 from . import events as ev
 from .board import BOARD
@@ -37,47 +39,149 @@ def combatants(state: GameState, faction: Faction) -> list[str]:
 # --- strength -----------------------------------------------------------------------------------
 
 
-def base_strengths(state: GameState) -> dict[Faction, int]:
-    """R8: nominal strengths after Hypnos and Aphrodite, plus the powers' bonuses."""
+@dataclass(frozen=True, slots=True)
+class Strength:
+    """A side's power in a combat round term by term (R8), as the rules add it up: what each
+    unit counts after Hypnos and Aphrodite, the powers' bonuses, what multiplies the Energy
+    and what a Chase adds. Every term is public (all combatants are revealed, R8, and only
+    revealed neighbours count), so it may be shown to everyone."""
+
+    units: tuple[tuple[str, int], ...]  # (unit, nominal strength after the adjustments)
+    adjustments: tuple[tuple[str, str, int], ...]  # (power, unit, change of its nominal strength)
+    bonuses: tuple[tuple[str, int, bool], ...]  # (power, bonus, from a neighbouring region)
+    energy_factor: int
+    factor_powers: tuple[str, ...]  # whose powers multiply the Energy
+    chase: int  # what a Chase adds
+    chase_power: str | None  # whose power sets it (None: the rule's −3)
+
+    @property
+    def base(self) -> int:
+        return sum(v for _, v in self.units) + sum(b for _, b, _ in self.bonuses)
+
+    def power(self, commitment: Commitment) -> int:
+        """Base + Energy (× powers), Chase modifier, doubled for the all-out maneuvers (R8).
+
+        A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
+        """
+        power_ = self.base + commitment.energy * self.energy_factor
+        if commitment.maneuver is Maneuver.CHASE:
+            power_ += self.chase
+        if commitment.maneuver in ALL_OUT:
+            power_ *= 2
+        return power_
+
+    def to_dict(self, commitment: Commitment | None = None) -> dict[str, Any]:
+        """The terms as JSON-able data (protocol.md, "Combat strength"); with a commitment,
+        the round's maneuver, Energy and resulting power too."""
+        data: dict[str, Any] = {
+            "units": [{"unit": u, "strength": v} for u, v in self.units],
+            "adjustments": [{"power": p, "unit": u, "delta": d} for p, u, d in self.adjustments],
+            "bonuses": [{"power": p, "value": b, "adjacent": a} for p, b, a in self.bonuses],
+            "base": self.base,
+            "energy_factor": self.energy_factor,
+            "factor_powers": list(self.factor_powers),
+            "chase": self.chase,
+            "chase_power": self.chase_power,
+        }
+        if commitment is not None:
+            data |= {
+                "maneuver": commitment.maneuver.value,
+                "energy": commitment.energy,
+                "power": self.power(commitment),
+            }
+        return data
+
+
+def strengths(state: GameState) -> dict[Faction, Strength]:
+    """R8: each side's strength in the combat, term by term (see ``Strength``)."""
     region = current(state).region
     units = state.units_in(region)
     nominal = {u: BY_NAME[u].strength for u in units}
+    adjustments: list[tuple[str, str, int]] = []
     present = powers_of(units)
     for power in sorted(present, key=lambda p: p.nominal_priority):
-        nominal = power.adjust_nominal(state, region, nominal)
-    base = {f: sum(v for u, v in nominal.items() if BY_NAME[u].faction is f) for f in Faction}
-    neighbours = [
+        adjusted = power.adjust_nominal(state, region, nominal)
+        adjustments += [
+            (power.unit, u, adjusted[u] - v) for u, v in nominal.items() if adjusted[u] != v
+        ]
+        nominal = adjusted
+    neighbours = powers_of(
         u
         for u in state.revealed
         if u in state.positions and state.positions[u] in BOARD.neighbours(region)
-    ]
+    )
+    result = {}
     for faction in Faction:
-        base[faction] += sum(p.strength_bonus(state, region, faction) for p in present)
-        base[faction] += sum(
-            p.adjacent_bonus(state, region, faction) for p in powers_of(neighbours)
-        )
-    return base
-
-
-def effective_power(state: GameState, faction: Faction, commitment: Commitment, base: int) -> int:
-    """Base + Energy (× powers), Chase modifier, doubled for the all-out maneuvers (R8).
-
-    A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
-    """
-    region = current(state).region
-    present = powers_of(state.units_in(region, faction))
-    factor = 1
-    for power in present:
-        factor *= power.energy_factor(state, region, faction)
-    power_ = base + commitment.energy * factor
-    if commitment.maneuver is Maneuver.CHASE:
-        modifiers = [
-            m for p in present if (m := p.chase_modifier(state, region, faction)) is not None
+        own = powers_of(state.units_in(region, faction))
+        bonuses = [
+            (p.unit, b, False) for p in present if (b := p.strength_bonus(state, region, faction))
         ]
-        power_ += max(modifiers) if modifiers else CHASE_MODIFIER
-    if commitment.maneuver in ALL_OUT:
-        power_ *= 2
-    return power_
+        bonuses += [
+            (p.unit, b, True)
+            for p in neighbours
+            if (b := p.adjacent_bonus(state, region, faction))
+        ]
+        factors = [(p.unit, f) for p in own if (f := p.energy_factor(state, region, faction)) != 1]
+        chases = [
+            (m, p.unit) for p in own if (m := p.chase_modifier(state, region, faction)) is not None
+        ]
+        chase, chase_power = max(chases) if chases else (CHASE_MODIFIER, None)
+        result[faction] = Strength(
+            units=tuple((u, v) for u, v in nominal.items() if BY_NAME[u].faction is faction),
+            adjustments=tuple(a for a in adjustments if BY_NAME[a[1]].faction is faction),
+            bonuses=tuple(bonuses),
+            energy_factor=math.prod(f for _, f in factors),
+            factor_powers=tuple(p for p, _ in factors),
+            chase=chase,
+            chase_power=chase_power,
+        )
+    return result
+
+
+def strength_terms(state: GameState) -> dict[str, Any] | None:
+    """While a combat's commitments are being made: each side's strength term by term
+    (``Strength.to_dict``) and, for each maneuver it may use, its power with each amount of
+    Energy it may commit (``powers``: maneuver → [power with 0, 1, … Energy]), for the
+    commitment form (protocol.md, "Combat strength"). None otherwise. Public facts only."""
+    if state.combat is None or state.pending:
+        return None
+    terms = {}
+    for faction, strength in strengths(state).items():
+        energies = range(energy_limit(state, faction) + 1)
+        terms[faction.value] = strength.to_dict() | {
+            "powers": {
+                m.value: [strength.power(Commitment(m, e)) for e in energies]
+                for m in sorted(allowed_maneuvers(state, faction), key=list(Maneuver).index)
+            }
+        }
+    return terms
+
+
+def removal_outcomes(state: GameState, faction: Faction) -> dict[str, Any] | None:
+    """While ``faction`` chooses which of its units in a combat to remove: for each candidate,
+    both sides' strengths in the combat that follows (None when it ends), so that the choice
+    says what follows (Ares will fight alone...). Computed by playing the choice."""
+    if state.combat is None or not state.pending:
+        return None
+    step = state.pending[0]
+    if step.faction is not faction or step.kind is not StepKind.REMOVE:
+        return None
+    outcomes: dict[str, Any] = {}
+    for unit in removal_candidates(state, step):
+        d = Decision(state)
+        choose_removal(d, faction, unit)
+        after = d.state
+        outcomes[unit] = (
+            {f.value: s.to_dict() for f, s in strengths(after).items()}
+            if after.combat is not None and not d.over
+            else None
+        )
+    return outcomes
+
+
+def base_strengths(state: GameState) -> dict[Faction, int]:
+    """R8: nominal strengths after Hypnos and Aphrodite, plus the powers' bonuses."""
+    return {f: s.base for f, s in strengths(state).items()}
 
 
 # --- commitments --------------------------------------------------------------------------------
@@ -244,8 +348,8 @@ def resolve_round(d: Decision) -> None:
     for f in Faction:  # R8: a Retreat with no legal region works as Standard
         if maneuvers[f] is Maneuver.RETREAT and not retreat_regions(state, f):
             maneuvers[f] = Maneuver.STANDARD
-    base = base_strengths(state)
-    power = {f: effective_power(state, f, commitments[f], base[f]) for f in Faction}
+    strength = strengths(state)
+    power = {f: strength[f].power(commitments[f]) for f in Faction}
     winner, plan = plan_round(state, maneuvers, power)
     o, c = commitments[Faction.OLYMPIANS], commitments[Faction.CHTHONIANS]
     d.emit(
@@ -258,6 +362,7 @@ def resolve_round(d: Decision) -> None:
             olympian_power=power[Faction.OLYMPIANS],
             chthonian_power=power[Faction.CHTHONIANS],
             winner=winner,
+            breakdown={f.value: strength[f].to_dict(commitments[f]) for f in Faction},
         )
     )
     for f in (combat.attacker, combat.defender):  # committed Energy is always spent

@@ -188,6 +188,9 @@ class CombatRoundResolved(Event):
     olympian_power: int
     chthonian_power: int
     winner: Faction | None  # None when nobody fought (a retreat)
+    # Each side's power term by term (combat.Strength.to_dict), keyed by side; None in games
+    # recorded before it was added. Public: every term is about revealed units (R8).
+    breakdown: dict[str, Any] | None = None
 
 
 @_event("choice_pending")

@@ -25,6 +25,7 @@ from olympus.store import EventsTrimmed, RoomNotFound
 from . import tokens
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
 from .metrics import CONTENT_TYPE
+from .names import check_name
 from .registry import RoomNotReady
 from .room import RoomRuntime
 
@@ -107,8 +108,9 @@ async def create_room(request: Request) -> Response:
         sentence = "The server is too busy to open a room now; try again shortly."
         return _error(503, "overloaded", sentence, {"retry-after": retry})
     spec = await _body(request, CreateRoom)
+    name = check_name(spec.name)
     try:
-        seated = await services.lobby.create(spec)
+        seated = await services.lobby.create(spec, name)
     except IllegalCommand as illegal:
         raise LobbyError(422, illegal.code, illegal.sentence) from None
     return JSONResponse(_seated(seated), status_code=201)
@@ -123,7 +125,8 @@ async def join_room(request: Request) -> Response:
             raise LobbyError(409, "already_seated", "This token already holds a seat.")
         seated = await services.lobby.host_seat(claim)
     else:
-        seated = await services.lobby.join(room, (await _body(request, JoinRoom)).side)
+        spec = await _body(request, JoinRoom)
+        seated = await services.lobby.join(room, spec.side, check_name(spec.name))
         if seated.full:
             await services.start_random_setup(await services.registry.get(room))
     return JSONResponse(_seated(seated))
@@ -135,6 +138,16 @@ async def revoke_seat(request: Request) -> Response:
     if claim.seat == "host":
         raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
     return JSONResponse(_seated(await _services(request).revoke(claim)))
+
+
+@_handles_errors
+async def rematch(request: Request) -> Response:
+    """A finished game's rematch for the seat of the token (api.md): same options, sides
+    swapped; created by the first of the two players to ask."""
+    services = _services(request)
+    seated = await services.lobby.rematch(_bearer(request))
+    await services.start_random_setup(await services.registry.get(seated.room))
+    return JSONResponse(_seated(seated))
 
 
 @_handles_errors
@@ -228,6 +241,7 @@ ROUTES = [
     Route("/rooms/{room}", get_room, methods=["GET"]),
     Route("/rooms/{room}/join", join_room, methods=["POST"]),
     Route("/rooms/{room}/revoke", revoke_seat, methods=["POST"]),
+    Route("/rooms/{room}/rematch", rematch, methods=["POST"]),
     Route("/rooms/{room}/log", room_log, methods=["GET"]),
     Route("/rooms/{room}/view", room_view, methods=["GET"]),
     Route("/healthz", healthz, methods=["GET"]),

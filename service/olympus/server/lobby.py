@@ -4,8 +4,10 @@ The log is the game; this is who sits where. A room's seats live in a hash next 
 store's keys and under the same ``{room}`` hash tag (one cluster slot): field ``olympians`` /
 ``chthonians`` exists once the seat is taken and holds its token generation (revoking bumps
 it); ``host`` is the Challenge creator's generation and ``host_side`` the seat the creator got
-once the opponent picked. Options are also in the store's room meta (msgpack), so listing
-rooms needs no replay. Seats are taken by one Lua script, so two joiners never share a seat.
+once the opponent picked; ``name:<seat>`` (or ``name:host``) the player's display name
+(names.py); ``moved_ms`` when a command was last applied ("Your games": time since the last
+move). Options are also in the store's room meta (msgpack), so listing rooms needs no
+replay. Seats are taken by one Lua script, so two joiners never share a seat.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ SEATS = tuple(f.value for f in Faction)
 STATUSES = ("open", "live", "finished")
 CLOCK_LIMIT = 7 * 24 * 3600
 
-# KEYS: seats hash, store meta.  ARGV: side ('' = any free seat), challenge ('1'/'0').
+# KEYS: seats hash, store meta.  ARGV: side ('' = any free seat), challenge ('1'/'0'), the
+# joiner's name ('' = none), set with the seat.
 # Returns {code, side, full}: 1 joined; 0 taken/full; -1 no room; -2 a Challenge needs a side.
 _LUA_JOIN = """
 if redis.call('EXISTS', KEYS[2]) == 0 then return {-1, '', 0} end
@@ -39,6 +42,7 @@ if ARGV[2] == '1' then
   if side == '' then return {-2, '', 0} end
   local other = (side == 'olympians') and 'chthonians' or 'olympians'
   redis.call('HSET', KEYS[1], side, 1, other, 1, 'host_side', other)
+  if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
   return {1, side, 1}
 end
 if side == '' then
@@ -50,6 +54,7 @@ elseif redis.call('HEXISTS', KEYS[1], side) == 1 then
   return {0, '', 0}
 end
 redis.call('HSET', KEYS[1], side, 1)
+if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
 local full = redis.call('HEXISTS', KEYS[1], 'olympians')
   + redis.call('HEXISTS', KEYS[1], 'chthonians')
 return {1, side, full == 2 and 1 or 0}
@@ -69,6 +74,7 @@ class CreateRoom(BaseModel):
     move_seconds: int | None = ClockSeconds
     commit_seconds: int | None = ClockSeconds
     forfeit_seconds: int | None = ClockSeconds
+    name: str | None = None  # checked by names.check_name
 
     @model_validator(mode="after")
     def _challenge_side(self) -> CreateRoom:
@@ -90,6 +96,7 @@ class CreateRoom(BaseModel):
 class JoinRoom(BaseModel):
     model_config = ConfigDict(extra="forbid")
     side: Literal["olympians", "chthonians"] | None = None
+    name: str | None = None  # checked by names.check_name
 
 
 class LobbyError(Exception):
@@ -110,6 +117,16 @@ class Seated:
     generation: int = 1
 
 
+def _names(seats: dict[bytes, bytes]) -> dict[str, str | None]:
+    """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
+    host = seats.get(b"host_side", b"").decode()
+    names = {}
+    for s in SEATS:
+        name = seats.get(f"name:{s}".encode()) or (seats.get(b"name:host") if host == s else None)
+        names[s] = None if name is None else name.decode()
+    return names
+
+
 class Lobby:
     def __init__(self, redis: Redis, store: EventStore, secret: bytes, seed_source) -> None:
         self.redis = redis
@@ -124,38 +141,78 @@ class Lobby:
     def _token(self, room: str, seat: str, generation: int) -> str:
         return tokens.sign(self.secret, SeatClaim(room, seat, generation))
 
-    async def create(self, request: CreateRoom) -> Seated:
-        """Create the room, append GameCreated with a secret token seed, seat the creator."""
-        options = request.options()
-        first_events = create(options, token_seed=self.seed_source())  # R7: a secret seed
-        room = secrets.token_urlsafe(9)
-        meta = {
-            "v": 1,
-            "challenge": request.challenge is not None,
-            "options": request.model_dump(exclude={"side"}),
-            "created_ms": time.time_ns() // 1_000_000,
-        }
-        epoch = await self.store.create_room(room, msgpack.packb(meta))
+    async def create(self, request: CreateRoom, name: str | None = None) -> Seated:
+        """Create the room, append GameCreated with a secret token seed, seat the creator
+        (``name``: a checked display name)."""
         if request.challenge is not None:
             seat = "host"
         elif request.side in (None, "random"):
             seat = secrets.choice(SEATS)
         else:
             seat = request.side
-        await self.redis.hset(self.seats_key(room), seat, 1)
-        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
-        await self.store.set_room_status(room, "open")
+        seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
+        room, epoch = await self._open(request, seats, "open")
         return Seated(room, epoch, seat, self._token(room, seat, 1))
+
+    async def _open(
+        self,
+        request: CreateRoom,
+        seats: dict[str, Any],
+        status: str,
+        room: str | None = None,
+        **meta: Any,
+    ) -> tuple[str, int]:
+        """A new room (``room``, or a fresh id): its meta (``meta`` added), its seats hash, its
+        first event GameCreated with a secret token seed (R7), its lobby status."""
+        first_events = create(request.options(), token_seed=self.seed_source())
+        room = room or secrets.token_urlsafe(9)
+        record = {
+            "v": 1,
+            "challenge": request.challenge is not None,
+            "options": request.model_dump(exclude={"side", "name"}),
+            "created_ms": time.time_ns() // 1_000_000,
+        } | meta
+        epoch = await self.store.create_room(room, msgpack.packb(record))
+        await self.redis.hset(self.seats_key(room), mapping=seats)
+        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
+        await self.store.set_room_status(room, status)
+        return room, epoch
+
+    async def rematch(self, claim: SeatClaim) -> Seated:
+        """A finished game's rematch (api.md): the same options, the sides swapped, both seats
+        held for the two players from the start (nobody else can take them). The first to ask
+        creates it; each player gets the token of the side it did not play."""
+        await self.check_generation(claim)
+        if claim.seat not in SEATS:
+            raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
+        if await self.store.room_status(claim.room) != "finished":
+            raise LobbyError(409, "not_finished", "A rematch is offered once the game is over.")
+        key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
+        room = secrets.token_urlsafe(9)
+        if await self.redis.hsetnx(key, "rematch", room):
+            names = _names(await self.redis.hgetall(key))
+            seats = {s: 1 for s in SEATS} | {
+                f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n
+            }
+            request = CreateRoom(**(await self.meta(claim.room))["options"])
+            # not a Challenge any more: both sides are given (the Honor adjustment stays)
+            await self._open(request, seats, "live", room, challenge=False, rematch_of=claim.room)
+        else:
+            room = (await self.redis.hget(key, "rematch")).decode()
+        if not await self.store.room_exists(room):
+            raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
+        return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)
 
     async def meta(self, room: str) -> dict[str, Any]:
         return msgpack.unpackb(await self.store.room_meta(room))
 
-    async def join(self, room: str, side: str | None) -> Seated:
-        """Take a seat (``side`` None: any free one; a Challenge needs a side)."""
+    async def join(self, room: str, side: str | None, name: str | None = None) -> Seated:
+        """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
+        (a checked display name), if any."""
         meta = await self._meta_or_404(room)
         code, taken, full = await self._join(
             keys=[self.seats_key(room), self.store.keys(room).meta],
-            args=[side or "", "1" if meta["challenge"] else "0"],
+            args=[side or "", "1" if meta["challenge"] else "0", name or ""],
         )
         if code == -1:
             raise LobbyError(404, "room_not_found", "There is no such room.")
@@ -178,6 +235,10 @@ class Lobby:
         generation = await self.generation(claim.room, seat)
         token = self._token(claim.room, seat, generation or 1)
         return Seated(claim.room, await self.store.epoch(claim.room), seat, token, True)
+
+    async def moved(self, room: str) -> None:
+        """Remember when the room's last command was applied (server clock, ms)."""
+        await self.redis.hset(self.seats_key(room), "moved_ms", time.time_ns() // 1_000_000)
 
     async def generation(self, room: str, seat: str) -> int | None:
         value = await self.redis.hget(self.seats_key(room), seat)
@@ -223,7 +284,10 @@ class Lobby:
                     "challenge": meta["challenge"],
                     "options": meta["options"],
                     "seats": {s: s.encode() in seats for s in SEATS},
+                    "names": _names(seats),
+                    "rematch": seats[b"rematch"].decode() if b"rematch" in seats else None,
                     "created_ms": meta["created_ms"],
+                    "moved_ms": int(seats.get(b"moved_ms", meta["created_ms"])),
                 }
             )
         return found

@@ -132,7 +132,10 @@ def legal(
     waiting: str | None = None,
 ) -> Message:
     """A seat's options as of its message ``seq``: ``actions``; or, while it may submit its
-    setup, what a setup is made of (``setup``); or, with nothing to do, why (``waiting``)."""
+    setup, what a setup is made of (``setup``); or, with nothing to do, why (``waiting``).
+    During a combat the room adds both sides' ``strength`` while they commit
+    (rules.strength_terms), and what follows each removal to the side choosing one
+    (``after_removal``, rules.removal_outcomes)."""
     message: Message = {
         "type": "legal",
         "seq": seq,

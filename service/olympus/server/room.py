@@ -35,7 +35,9 @@ from olympus.rules import (
     evolve,
     execute,
     legal_actions,
+    removal_outcomes,
     setup_options,
+    strength_terms,
     waiting_reason,
 )
 from olympus.rules.events import to_dict
@@ -301,6 +303,10 @@ class RoomRuntime:
                 message = protocol.legal(seq, [], setup=setup)
             else:
                 message = protocol.legal(seq, [], waiting=waiting_reason(state, seat))
+            if (strength := strength_terms(state)) is not None:
+                message["strength"] = strength
+            if (outcomes := removal_outcomes(state, seat)) is not None:
+                message["after_removal"] = outcomes
             cached = (self.version, codec.encode(message))
             self._legal_frames[key] = cached
         return cached[1]

@@ -157,6 +157,7 @@ class Services:
             log.info("random setup refused", extra={"room": runtime.room_id, "code": rejected.code})
 
     async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
+        await self.lobby.moved(runtime.room_id)
         if over:
             await self.store.set_room_status(runtime.room_id, "finished")
 
