@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 
@@ -166,7 +167,8 @@ async def test_the_time_of_the_last_move_is_kept(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
     """"Your games" shows the time since the last move (api.md): ``moved_ms`` is the creation
-    time until a command is applied, then the server's time of the last one."""
+    time until a command is applied, then the server's time of the last one, written within
+    about a second."""
     game = await create_game(http)
     seats_key = f"{store.prefix}:room:{{{game.room}}}:seats"
     summary = (await http.get(f"/rooms/{game.room}")).json()
@@ -175,6 +177,11 @@ async def test_the_time_of_the_last_move_is_kept(
     client = await seat(server.ws_url, game, Faction.OLYMPIANS)
     reply = await client.command("s", setup_command(random.Random(3), Faction.OLYMPIANS))
     assert reply["type"] == "ack"
+    # Written about a second after the command (services.MOVED_SECONDS), not on its path.
+    for _ in range(200):
+        if await store.redis.hexists(seats_key, "moved_ms"):
+            break
+        await asyncio.sleep(0.05)
     moved = int(await store.redis.hget(seats_key, "moved_ms"))
     assert (await http.get(f"/rooms/{game.room}")).json()["moved_ms"] == moved
     assert moved >= summary["created_ms"]

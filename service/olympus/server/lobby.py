@@ -134,6 +134,7 @@ class Lobby:
         self.secret = secret
         self.seed_source = seed_source
         self._join = redis.register_script(_LUA_JOIN)
+        self._moved: dict[str, int] = {}  # rooms whose last command's time is not written yet
 
     def seats_key(self, room: str) -> str:
         return f"{self.store.prefix}:room:{{{room}}}:seats"
@@ -236,9 +237,22 @@ class Lobby:
         token = self._token(claim.room, seat, generation or 1)
         return Seated(claim.room, await self.store.epoch(claim.room), seat, token, True)
 
-    async def moved(self, room: str) -> None:
-        """Remember when the room's last command was applied (server clock, ms)."""
-        await self.redis.hset(self.seats_key(room), "moved_ms", time.time_ns() // 1_000_000)
+    def moved(self, room: str) -> None:
+        """Note when the room's last command was applied (server clock, ms); ``flush_moved``
+        writes it, about a second later. "Your games" shows minutes to days since the last
+        move, and a Redis write per command on the command path cost 8 % of the service's CPU
+        (docs/performance.md)."""
+        self._moved[room] = time.time_ns() // 1_000_000
+
+    async def flush_moved(self) -> None:
+        """Write the times ``moved`` noted, in one pipeline (one HSET per room)."""
+        if not self._moved:
+            return
+        moved, self._moved = self._moved, {}
+        pipe = self.redis.pipeline(transaction=False)
+        for room, ms in moved.items():
+            pipe.hset(self.seats_key(room), "moved_ms", ms)
+        await pipe.execute()
 
     async def generation(self, room: str, seat: str) -> int | None:
         value = await self.redis.hget(self.seats_key(room), seat)

@@ -8,6 +8,7 @@ in every process.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections import Counter
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("olympus.server")
 
 RANDOM_SETUP_ID = "sys:random-setup"
+MOVED_SECONDS = 1.0  # how often the times of the rooms' last commands are written
 
 
 class Services:
@@ -67,6 +69,7 @@ class Services:
         self.secret = b""
         self.lobby: Lobby
         self._janitor: asyncio.Task[None] | None = None
+        self._moved_writer: asyncio.Task[None] | None = None
         self.registry.load_hooks += [self.fanout.watch, self.clocks.on_load, self._on_load]
         self.registry.evict_hooks += [self.fanout.unwatch, self.clocks.on_evict]
         self.fanout.control_handlers.append(self._on_control)
@@ -110,10 +113,14 @@ class Services:
         await self.fanout.start()
         await self.clocks.start()
         await self.legal_queue.start()
-        self._janitor = asyncio.get_running_loop().create_task(self._janitor_loop())
+        loop = asyncio.get_running_loop()
+        self._janitor = loop.create_task(self._janitor_loop())
+        self._moved_writer = loop.create_task(self._moved_loop())
 
     async def stop(self) -> None:
-        await cancel(self._janitor)
+        await cancel(self._janitor, self._moved_writer)
+        with contextlib.suppress(Exception):  # the last second's times, if Redis is there
+            await self.lobby.flush_moved()
         await self.legal_queue.stop()
         await self.clocks.stop()
         await self.fanout.stop()
@@ -129,6 +136,15 @@ class Services:
                 await self.registry.evict_idle()
             except Exception:
                 log.exception("evicting idle rooms failed")
+
+    async def _moved_loop(self) -> None:
+        """Each second, the times of the rooms' last commands ("Your games")."""
+        while True:
+            await asyncio.sleep(MOVED_SECONDS)
+            try:
+                await self.lobby.flush_moved()
+            except Exception:  # a display figure: the room's next command notes a new one
+                log.exception("writing the times of the last moves failed")
 
     # -- use cases --------------------------------------------------------------------------
 
@@ -157,7 +173,7 @@ class Services:
             log.info("random setup refused", extra={"room": runtime.room_id, "code": rejected.code})
 
     async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
-        await self.lobby.moved(runtime.room_id)
+        self.lobby.moved(runtime.room_id)
         if over:
             await self.store.set_room_status(runtime.room_id, "finished")
 
