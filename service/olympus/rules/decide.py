@@ -97,7 +97,7 @@ def next_step(d: Decision, units: Sequence[str], previous: MovePlan) -> Movers:
     side = previous.move.faction
     if d.state.count_in(previous.move.destination, side) > 1:
         raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-    return Movers(d.state, side, units)
+    return Movers.of(d.state, side, units)
 
 
 def _liturgy(d: Decision, side: Faction, c: cmd.Liturgy) -> None:

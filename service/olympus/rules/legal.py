@@ -197,7 +197,8 @@ class _Group:
     __slots__ = ("fly", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
-        self.movers = Movers(state, side, units)
+        # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
+        self.movers = Movers(state, side, units, state.positions[units[0]])
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         movers = self.movers.units

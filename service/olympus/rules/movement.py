@@ -75,7 +75,8 @@ class Movers:
 
     ``legal_actions`` judges dozens of destinations and forms per group, ``decide`` one: both
     through ``judge``, the one judgment of a move (R3, R5, R6; R4 through ``MoveHonor``).
-    Building one raises ``IllegalCommand`` when the units are not such a group.
+    ``Movers.of`` checks that a command's units are such a group (``legal_actions`` forms its
+    groups from the occupancy index: they are).
     """
 
     __slots__ = (
@@ -90,15 +91,23 @@ class Movers:
         "units",
     )
 
-    def __init__(self, state: GameState, faction: Faction, units: Sequence[str]) -> None:
+    @staticmethod
+    def of(state: GameState, faction: Faction, units: Sequence[str]) -> Movers:
+        """The group of a command's ``units``, or ``IllegalCommand`` if they are not one."""
         movers = own_units(state, faction, list(units))
         origins = {state.positions[u] for u in movers}
         if len(origins) != 1:
             raise IllegalCommand("units_not_together", "A group must move from one region.")
+        return Movers(state, faction, movers, origins.pop())
+
+    def __init__(
+        self, state: GameState, faction: Faction, movers: tuple[str, ...], origin: int
+    ) -> None:
+        """``movers``: own units on the board, R1-ordered, all in ``origin``."""
         self.state = state
         self.faction = faction
         self.units = movers
-        self.origin = origins.pop()
+        self.origin = origin
         self._own = state.occupancy.counts[faction]
         self._crossings = BOARD.crossings[self.origin]  # R5: to each region, over the Styx?
         self._energy = state.energy[faction]
@@ -187,5 +196,5 @@ def plan_move(
 ) -> MovePlan:
     """Judge a move as a command gives it; raise ``IllegalCommand`` with the first rule it
     breaks."""
-    movers = Movers(state, faction, units)
+    movers = Movers.of(state, faction, units)
     return movers.judge(movers.move(destination, fly, frozenset(reveal), use_power), reveal)
