@@ -1,0 +1,251 @@
+"""Information-Set Monte Carlo Tree Search (Cowling, Powley & Whitehouse 2012).
+
+One tree for the seat's information set. Each iteration draws a determinization from the
+seat's ``Belief``, walks the tree with the actions legal in that world (UCB1 counted over
+*availability*: how often an action could have been chosen, since the enemy's actions differ
+from world to world), adds one node, plays out with the cheap policy for a few plies and scores
+the position (``evaluation``). Enemy actions are told apart as the seat sees them: a hidden
+enemy unit by its token, never by the name the world gave it.
+
+Sealed combat commitments (R8) are simultaneous moves: where both sides may commit and
+neither sees the other's, each side picks from its own statistics (decoupled UCT) and the
+pair is played together. At such a root the seat plays a mixed strategy: it draws its
+commitment in proportion to the visits, so that always answering its favourite does not pay.
+Elsewhere it plays the most visited action.
+
+Turns offer up to a hundred moves: a node considers them in the order of the policy's glance
+and widens progressively (``widening``), so a small budget is spent on plausible moves first.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from olympus.rules import (
+    Faction,
+    GameState,
+    IllegalCommand,
+    LegalAction,
+    Phase,
+    execute,
+    legal_actions,
+)
+
+from .belief import Belief
+from .evaluation import olympian_value
+from .policy import glance, playout_action
+
+Key = Hashable
+EXPLORATION = 0.7
+COMMIT_ENERGIES = frozenset({0, 1, 2, 3, 4, 6, 8, 12})
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How much a decision may search: iterations, a time cap (None: none) and playout plies."""
+
+    iterations: int
+    seconds: float | None
+    depth: int
+
+
+@dataclass(slots=True)
+class Edge:
+    visits: int = 0
+    reward: float = 0.0
+    available: int = 0
+
+
+@dataclass(slots=True)
+class Node:
+    edges: dict[Faction, dict[Key, Edge]] = field(default_factory=dict)
+    children: dict[tuple[Key | None, Key | None], Node] = field(default_factory=dict)
+    visits: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Result:
+    choice: Key
+    visits: dict[Key, int]
+    iterations: int
+    simultaneous: bool
+
+
+def action_key(state: GameState, actor: Faction, viewer: Faction, action: LegalAction) -> Key:
+    """An action as ``viewer`` can tell it apart: the enemy's hidden units by their tokens."""
+    return wire_key(state, actor, viewer, action.wire)
+
+
+def wire_key(state: GameState, actor: Faction, viewer: Faction, wire: dict[str, Any]) -> Key:
+    """``action_key`` of a command in its client form (a ``legal`` message's ``command``)."""
+    if wire["type"] != "move":
+        return tuple((k, tuple(v) if isinstance(v, list) else v) for k, v in sorted(wire.items()))
+    units = wire["units"]
+    if actor is not viewer:
+        units = [u if u in state.revealed else state.tokens[u] for u in units]
+    fields = (wire["to"], wire["fly"], tuple(wire["reveal"]), wire["use_power"])
+    return ("move", tuple(units), *fields, tuple(wire["steps"]))
+
+
+def candidates(state: GameState, side: Faction) -> list[LegalAction]:
+    """The actions the tree considers: all of them, but Energy amounts in steps (R8 allows
+    every amount up to the limit; a few are enough to tell the strategies apart)."""
+    actions = legal_actions(state, side)
+    if actions and actions[0].type == "commit":
+        limit = max(a.energy for a in actions)
+        kept = COMMIT_ENERGIES | {limit}
+        return [a for a in actions if a.energy in kept]
+    if state.phase is Phase.TURN and not state.pending:
+        actions.sort(key=lambda a: -glance(state, side, a))
+    return actions
+
+
+def widening(visits: int) -> int:
+    """How many of a node's actions (in glance order) it considers after ``visits`` visits."""
+    return 3 + int(2 * math.sqrt(visits))
+
+
+def actors(state: GameState) -> list[Faction]:
+    """The sides that act now: one in a turn or a choice, both at a sealed commitment."""
+    if state.phase is Phase.OVER:
+        return []
+    if state.pending:
+        return [state.pending[0].faction]
+    if state.phase is Phase.TURN:
+        return [state.turn]
+    return [f for f in (Faction.OLYMPIANS, Faction.CHTHONIANS) if legal_actions(state, f)]
+
+
+def _select(
+    node: Node,
+    side: Faction,
+    keyed: list[tuple[Key, LegalAction]],
+    ordered: bool,
+    rng: random.Random,
+) -> tuple[Key, LegalAction]:
+    """UCB1 over availability; an action never tried goes first: the best by the glance when
+    ``ordered``, else one at random."""
+    edges = node.edges.setdefault(side, {})
+    fresh = []
+    best, best_score = keyed[0], -math.inf
+    for key, action in keyed:
+        edge = edges.get(key)
+        if edge is None:
+            edge = edges[key] = Edge()
+        edge.available += 1
+        if edge.visits == 0:
+            fresh.append((key, action))
+            continue
+        score = edge.reward / edge.visits + EXPLORATION * math.sqrt(
+            math.log(edge.available) / edge.visits
+        )
+        if score > best_score:
+            best, best_score = (key, action), score
+    if fresh:
+        return fresh[0] if ordered else rng.choice(fresh)
+    return best
+
+
+def _play(state: GameState, chosen: list[tuple[Faction, LegalAction]]) -> GameState:
+    for _, action in chosen:
+        try:
+            _, state = execute(state, action.command)
+        except IllegalCommand:
+            continue  # the first commitment withdrew the other (Aphrodite, R8): it acts again
+    return state
+
+
+def _playout(state: GameState, depth: int, rng: random.Random) -> float:
+    for _ in range(depth):
+        sides = actors(state)
+        if not sides:
+            break
+        for side in sides:
+            action = playout_action(state, side, rng)
+            if action is None:
+                continue
+            try:
+                _, state = execute(state, action.command)
+            except IllegalCommand:
+                break
+    return olympian_value(state)
+
+
+def search(
+    belief: Belief,
+    offered: dict[Key, Any],
+    budget: Budget,
+    rng: random.Random,
+    clock: Callable[[], float] = time.monotonic,
+) -> Result:
+    """Search from the seat's information set; ``offered`` are the seat's legal actions now,
+    by key. Returns the chosen key, the root's visits and the iterations run."""
+    seat = belief.seat
+    root = Node()
+    deadline = None if budget.seconds is None else clock() + budget.seconds
+    simultaneous = False
+    done = 0
+    while done < budget.iterations:
+        if deadline is not None and done > 0 and clock() > deadline:
+            break
+        done += 1
+        state = belief.sample(rng)
+        node = root
+        path: list[tuple[Node, list[tuple[Faction, Key]]]] = []
+        expanded = False
+        while not expanded and state.phase is not Phase.OVER:
+            sides = actors(state)
+            if not sides:
+                break
+            if node is root:
+                simultaneous = len(sides) == 2
+            chosen: list[tuple[Faction, LegalAction]] = []
+            keys: list[tuple[Faction, Key]] = []
+            for side in sides:
+                keyed = [(action_key(state, side, seat, a), a) for a in candidates(state, side)]
+                if node is root and side is seat:
+                    keyed = [(k, a) for k, a in keyed if k in offered]
+                if not keyed:
+                    continue
+                ordered = state.phase is Phase.TURN and not state.pending
+                if ordered:
+                    keyed = keyed[: widening(node.visits)]
+                key, action = _select(node, side, keyed, ordered, rng)
+                chosen.append((side, action))
+                keys.append((side, key))
+            if not chosen:
+                break
+            node.visits += 1
+            path.append((node, keys))
+            state = _play(state, chosen)
+            joint = tuple(dict(keys).get(f) for f in (Faction.OLYMPIANS, Faction.CHTHONIANS))
+            child = node.children.get(joint)
+            if child is None:
+                child = node.children[joint] = Node()
+                expanded = True
+            node = child
+        value = _playout(state, budget.depth, rng)
+        for visited, keys in path:
+            for side, key in keys:
+                edge = visited.edges[side][key]
+                edge.visits += 1
+                edge.reward += value if side is Faction.OLYMPIANS else 1.0 - value
+    edges = root.edges.get(seat, {})
+    visits = {k: e.visits for k, e in edges.items() if k in offered}
+    return Result(_choose(visits, edges, simultaneous, rng), visits, done, simultaneous)
+
+
+def _choose(
+    visits: dict[Key, int], edges: dict[Key, Edge], simultaneous: bool, rng: random.Random
+) -> Key:
+    played = [k for k, v in visits.items() if v > 0]
+    if not played:
+        return next(iter(visits))
+    if simultaneous:
+        return rng.choices(played, [visits[k] for k in played])[0]
+    return max(played, key=lambda k: (visits[k], edges[k].reward / visits[k]))
