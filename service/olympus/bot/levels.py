@@ -8,7 +8,7 @@ its move in proportion to the visits instead of taking the most visited.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .search import Budget
 
@@ -18,6 +18,10 @@ class Level:
     name: str
     budget: Budget
     noisy: bool = False
+
+    def untimed(self) -> Level:
+        """The level without its time cap: its iterations whatever they take."""
+        return replace(self, budget=replace(self.budget, seconds=None))
 
     @property
     def label(self) -> str:

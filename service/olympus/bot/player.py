@@ -168,7 +168,7 @@ class SeatBot(_Seat):
         choice = result.choice
         if self.level.noisy and result.visits:
             keys = sorted(result.visits, key=repr)
-            choice = rng.choices(keys, [result.visits[k] + 0.5 for k in keys])[0]
+            choice = rng.choices(keys, [result.visits[k] for k in keys])[0]
         return offered[choice]
 
 
@@ -176,10 +176,12 @@ def _command(seat: Faction, wire: Message) -> Any:
     return parse_command({**wire, "side": seat.value})
 
 
-def make_player(kind: str, seat: Faction, seed: int) -> Player:
-    """A player by name: ``random``, ``greedy`` or a level (``easy``, ``normal``, ``hard``)."""
+def make_player(kind: str, seat: Faction, seed: int, timed: bool = True) -> Player:
+    """A player by name: ``random``, ``greedy`` or a level (``easy``, ``normal``, ``hard``);
+    ``timed=False`` searches its iterations whatever time they take (the arena)."""
     if kind == "random":
         return RandomBot(seat, seed)
     if kind == "greedy":
         return GreedyBot(seat, seed)
-    return SeatBot(seat, kind, seed)
+    level = LEVELS[kind]
+    return SeatBot(seat, level if timed else level.untimed(), seed)

@@ -42,7 +42,15 @@ from .policy import glance, playout_action
 
 Key = Hashable
 EXPLORATION = 0.7
-COMMIT_ENERGIES = frozenset({0, 1, 2, 3, 4, 6, 8, 12})
+COMMIT_ENERGIES = frozenset({0, 2, 4, 6, 10})
+# Which maneuvers a node tries first (R8): the plain fight, then the counters to a retreat.
+MANEUVER_ORDER = {
+    "standard": 0,
+    "chase": 1,
+    "retreat": 2,
+    "all_out_defense": 3,
+    "all_out_attack": 4,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,16 +101,22 @@ def wire_key(state: GameState, actor: Faction, viewer: Faction, wire: dict[str, 
 
 
 def candidates(state: GameState, side: Faction) -> list[LegalAction]:
-    """The actions the tree considers: all of them, but Energy amounts in steps (R8 allows
-    every amount up to the limit; a few are enough to tell the strategies apart)."""
+    """The actions the tree considers, the likeliest first: a turn's by the policy's glance;
+    commitments with Energy in steps (R8 allows every amount up to the limit; a few tell the
+    strategies apart), those that cost no Honor first, the Standard maneuver first."""
     actions = legal_actions(state, side)
     if actions and actions[0].type == "commit":
-        limit = max(a.energy for a in actions)
-        kept = COMMIT_ENERGIES | {limit}
-        return [a for a in actions if a.energy in kept]
-    if state.phase is Phase.TURN and not state.pending:
+        actions = [a for a in actions if a.energy in COMMIT_ENERGIES]
+        actions.sort(key=_commit_order)
+    elif state.phase is Phase.TURN and not state.pending:
         actions.sort(key=lambda a: -glance(state, side, a))
     return actions
+
+
+def _commit_order(action: LegalAction) -> tuple[int, int, int]:
+    wire = action.wire
+    energy = action.energy
+    return (-action.honor, MANEUVER_ORDER[wire["maneuver"]], 4 - energy if energy <= 4 else energy)
 
 
 def widening(visits: int) -> int:
@@ -125,13 +139,10 @@ def _select(
     node: Node,
     side: Faction,
     keyed: list[tuple[Key, LegalAction]],
-    ordered: bool,
-    rng: random.Random,
 ) -> tuple[Key, LegalAction]:
-    """UCB1 over availability; an action never tried goes first: the best by the glance when
-    ``ordered``, else one at random."""
+    """UCB1 over availability; an action never tried goes first, in ``candidates`` order."""
     edges = node.edges.setdefault(side, {})
-    fresh = []
+    fresh: list[tuple[Key, LegalAction]] = []
     best, best_score = keyed[0], -math.inf
     for key, action in keyed:
         edge = edges.get(key)
@@ -147,7 +158,7 @@ def _select(
         if score > best_score:
             best, best_score = (key, action), score
     if fresh:
-        return fresh[0] if ordered else rng.choice(fresh)
+        return fresh[0]
     return best
 
 
@@ -212,10 +223,7 @@ def search(
                     keyed = [(k, a) for k, a in keyed if k in offered]
                 if not keyed:
                     continue
-                ordered = state.phase is Phase.TURN and not state.pending
-                if ordered:
-                    keyed = keyed[: widening(node.visits)]
-                key, action = _select(node, side, keyed, ordered, rng)
+                key, action = _select(node, side, keyed[: widening(node.visits)])
                 chosen.append((side, action))
                 keys.append((side, key))
             if not chosen:
@@ -246,6 +254,6 @@ def _choose(
     played = [k for k, v in visits.items() if v > 0]
     if not played:
         return next(iter(visits))
-    if simultaneous:
-        return rng.choices(played, [visits[k] for k in played])[0]
+    if simultaneous:  # a mixed strategy, sharpened: the rarely tried are exploration
+        return rng.choices(played, [visits[k] ** 2 for k in played])[0]
     return max(played, key=lambda k: (visits[k], edges[k].reward / visits[k]))
