@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from olympus.bots import pick_action
 from olympus.rules import (
     Faction,
+    GameState,
     IllegalCommand,
     execute,
     legal_actions,
@@ -39,7 +40,7 @@ MIN_SECONDS = 0.05
 class Player(Protocol):
     """What plays a seat: its first view, then its events and ``legal`` messages."""
 
-    def start(self, view: Message) -> None: ...
+    def start(self, view: Message | None) -> None: ...
 
     def observe(self, event: Message) -> None: ...
 
@@ -78,8 +79,11 @@ class _Seat:
         self.decisions = 0
         self.belief: Belief | None = None
 
-    def start(self, view: Message) -> None:
-        self.belief = Belief.from_view(self.seat, view)
+    def start(self, view: Message | None) -> None:
+        """Begin from the seat's ``view``, or (None) before the game's first event."""
+        self.belief = (
+            Belief(self.seat, GameState()) if view is None else Belief.from_view(self.seat, view)
+        )
 
     def observe(self, event: Message) -> None:
         assert self.belief is not None, "start() first"

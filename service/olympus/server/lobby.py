@@ -124,8 +124,9 @@ class Lobby:
     def _token(self, room: str, seat: str, generation: int) -> str:
         return tokens.sign(self.secret, SeatClaim(room, seat, generation))
 
-    async def create(self, request: CreateRoom) -> Seated:
-        """Create the room, append GameCreated with a secret token seed, seat the creator."""
+    async def create(self, request: CreateRoom, computer: dict[str, str] | None = None) -> Seated:
+        """Create the room, append GameCreated with a secret token seed, seat the creator.
+        ``computer``: the seats the computer plays, with their levels (computer.py)."""
         options = request.options()
         first_events = create(options, token_seed=self.seed_source())  # R7: a secret seed
         room = secrets.token_urlsafe(9)
@@ -134,6 +135,7 @@ class Lobby:
             "challenge": request.challenge is not None,
             "options": request.model_dump(exclude={"side"}),
             "created_ms": time.time_ns() // 1_000_000,
+            "computer": computer or {},
         }
         epoch = await self.store.create_room(room, msgpack.packb(meta))
         if request.challenge is not None:
@@ -224,6 +226,7 @@ class Lobby:
                     "options": meta["options"],
                     "seats": {s: s.encode() in seats for s in SEATS},
                     "created_ms": meta["created_ms"],
+                    "computer": meta.get("computer", {}),
                 }
             )
         return found
