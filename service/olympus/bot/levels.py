@@ -29,7 +29,7 @@ class Level:
 
 
 LEVELS: dict[str, Level] = {
-    "easy": Level("easy", Budget(iterations=40, seconds=0.2, depth=6), noisy=True),
-    "normal": Level("normal", Budget(iterations=200, seconds=1.0, depth=10)),
-    "hard": Level("hard", Budget(iterations=800, seconds=3.0, depth=14)),
+    "easy": Level("easy", Budget(iterations=30, seconds=0.2, depth=6), noisy=True),
+    "normal": Level("normal", Budget(iterations=150, seconds=1.0, depth=8)),
+    "hard": Level("hard", Budget(iterations=600, seconds=3.0, depth=10)),
 }

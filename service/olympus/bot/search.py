@@ -34,7 +34,9 @@ from olympus.rules import (
     Phase,
     execute,
     legal_actions,
+    parse_command,
 )
+from olympus.rules import commands as cmd
 
 from .belief import Belief
 from .evaluation import olympian_value
@@ -71,8 +73,14 @@ class Edge:
 
 @dataclass(slots=True)
 class Node:
+    """A node of the information set's tree. ``listed``: each acting side's candidate actions
+    (by key, likeliest first) and their commands, listed in the first world that reached the
+    node; later worlds only check the one they play (listing every move of every node on
+    every iteration was most of the search's time)."""
+
     edges: dict[Faction, dict[Key, Edge]] = field(default_factory=dict)
     children: dict[tuple[Key | None, Key | None], Node] = field(default_factory=dict)
+    listed: dict[Faction, list[tuple[Key, dict[str, Any]]]] = field(default_factory=dict)
     visits: int = 0
 
 
@@ -135,40 +143,55 @@ def actors(state: GameState) -> list[Faction]:
     return [f for f in (Faction.OLYMPIANS, Faction.CHTHONIANS) if legal_actions(state, f)]
 
 
-def _select(
-    node: Node,
-    side: Faction,
-    keyed: list[tuple[Key, LegalAction]],
-) -> tuple[Key, LegalAction]:
-    """UCB1 over availability; an action never tried goes first, in ``candidates`` order."""
+def _ranked(node: Node, side: Faction, keys: list[Key]) -> list[Key]:
+    """``keys`` in the order to try them: those never tried first (in ``candidates`` order),
+    then by UCB1 over availability."""
     edges = node.edges.setdefault(side, {})
-    fresh: list[tuple[Key, LegalAction]] = []
-    best, best_score = keyed[0], -math.inf
-    for key, action in keyed:
+    fresh: list[Key] = []
+    scored: list[tuple[float, int, Key]] = []
+    for index, key in enumerate(keys):
         edge = edges.get(key)
         if edge is None:
             edge = edges[key] = Edge()
         edge.available += 1
         if edge.visits == 0:
-            fresh.append((key, action))
+            fresh.append(key)
             continue
         score = edge.reward / edge.visits + EXPLORATION * math.sqrt(
             math.log(edge.available) / edge.visits
         )
-        if score > best_score:
-            best, best_score = (key, action), score
-    if fresh:
-        return fresh[0]
-    return best
+        scored.append((-score, index, key))
+    scored.sort()
+    return fresh + [key for _, _, key in scored]
 
 
-def _play(state: GameState, chosen: list[tuple[Faction, LegalAction]]) -> GameState:
-    for _, action in chosen:
-        try:
-            _, state = execute(state, action.command)
-        except IllegalCommand:
-            continue  # the first commitment withdrew the other (Aphrodite, R8): it acts again
-    return state
+def _command(
+    state: GameState, side: Faction, viewer: Faction, key: Key, wire: dict[str, Any]
+) -> cmd.Command:
+    """The command of a listed action in this world: the enemy's hidden movers are the units
+    under the key's tokens here."""
+    if wire["type"] == "move" and side is not viewer:
+        names = {t: u for u, t in state.tokens.items()}
+        wire = {**wire, "units": [names.get(u, u) if isinstance(u, int) else u for u in key[1]]}
+    return parse_command({**wire, "side": side.value})
+
+
+def _play(
+    state: GameState, viewer: Faction, turns: list[tuple[Faction, list[Key], Node]]
+) -> tuple[GameState, list[tuple[Faction, Key]]]:
+    """Play each side's first ranked action that is legal in this world (a world may lack an
+    enemy's power, or a first commitment may have withdrawn the other: Aphrodite, R8)."""
+    played: list[tuple[Faction, Key]] = []
+    for side, ranking, node in turns:
+        wires = dict(node.listed[side])
+        for key in ranking:
+            try:
+                _, state = execute(state, _command(state, side, viewer, key, wires[key]))
+            except (IllegalCommand, KeyError, ValueError):
+                continue
+            played.append((side, key))
+            break
+    return state, played
 
 
 def _playout(state: GameState, depth: int, rng: random.Random) -> float:
@@ -185,6 +208,20 @@ def _playout(state: GameState, depth: int, rng: random.Random) -> float:
             except IllegalCommand:
                 break
     return olympian_value(state)
+
+
+def _listing(
+    state: GameState,
+    side: Faction,
+    viewer: Faction,
+    root: Node,
+    node: Node,
+    offered: dict[Key, Any],
+) -> list[tuple[Key, dict[str, Any]]]:
+    listed = [(action_key(state, side, viewer, a), a.wire) for a in candidates(state, side)]
+    if node is root and side is viewer:
+        listed = [(k, w) for k, w in listed if k in offered]
+    return listed
 
 
 def search(
@@ -215,22 +252,19 @@ def search(
                 break
             if node is root:
                 simultaneous = len(sides) == 2
-            chosen: list[tuple[Faction, LegalAction]] = []
-            keys: list[tuple[Faction, Key]] = []
+            turns = []
             for side in sides:
-                keyed = [(action_key(state, side, seat, a), a) for a in candidates(state, side)]
-                if node is root and side is seat:
-                    keyed = [(k, a) for k, a in keyed if k in offered]
-                if not keyed:
-                    continue
-                key, action = _select(node, side, keyed[: widening(node.visits)])
-                chosen.append((side, action))
-                keys.append((side, key))
-            if not chosen:
+                listed = node.listed.get(side)
+                if listed is None:
+                    listed = node.listed[side] = _listing(state, side, seat, root, node, offered)
+                keys = [k for k, _ in listed[: widening(node.visits)]]
+                if keys:
+                    turns.append((side, _ranked(node, side, keys), node))
+            state, keys = _play(state, seat, turns)
+            if not keys:
                 break
             node.visits += 1
             path.append((node, keys))
-            state = _play(state, chosen)
             joint = tuple(dict(keys).get(f) for f in (Faction.OLYMPIANS, Faction.CHTHONIANS))
             child = node.children.get(joint)
             if child is None:
