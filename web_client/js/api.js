@@ -26,6 +26,8 @@ async function call(method, path, body = undefined, token = null) {
 
 export const api = {
   createRoom: (options) => call("POST", "/rooms", options),
+  createComputerRoom: (options) => call("POST", "/rooms/computer", options),
+  watchComputer: (levels) => call("POST", "/rooms/watch", levels),
   join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, side ? { side } : {}),
   hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
   listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),
