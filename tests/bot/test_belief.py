@@ -8,10 +8,11 @@ import random
 import pytest
 
 from olympus.bot.belief import Belief
+from olympus.bot.match import deliver
 from olympus.bots import play_random_game
 from olympus.rules import Faction, GameState, Options
 from olympus.rules.evolve import evolve
-from olympus.rules.observation import observe_event, view
+from olympus.rules.observation import view
 
 VARIANTS = [
     Options(),
@@ -54,12 +55,7 @@ def test_the_belief_follows_the_seats_view_and_holds_the_truth(options: Options)
         state = evolve(GameState(), events[0])
         beliefs = {seat: Belief.from_view(seat, view(state, seat)) for seat in Faction}
         for event in events[1:]:
-            after = evolve(state, event)
-            for seat, belief in beliefs.items():
-                seen = observe_event(event, seat, state, after)
-                if seen is not None:
-                    belief.observe(seen)
-            state = after
+            state = deliver(state, [event], beliefs)
             if state.phase.value in ("turn", "combat"):
                 for belief in beliefs.values():
                     check(belief, state, rng)

@@ -20,7 +20,7 @@ import pytest
 
 from olympus.bot import SeatBot
 from olympus.bot.levels import Level
-from olympus.bot.match import legal_message
+from olympus.bot.match import deliver, legal_message
 from olympus.bot.search import Budget
 from olympus.rules import (
     BOARD,
@@ -36,8 +36,7 @@ from olympus.rules import (
 )
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
-from olympus.rules.evolve import evolve
-from olympus.rules.observation import observe_event, view
+from olympus.rules.observation import view
 
 BOT, SCRIPT = Faction.OLYMPIANS, Faction.CHTHONIANS
 LEVEL = Level("test", Budget(iterations=12, seconds=None, depth=4))
@@ -134,12 +133,7 @@ def play(setup: dict[str, int], commitment: dict[str, Any], bot: Recorder) -> No
 
     def run(state: GameState, command: cmd.Command) -> tuple[GameState, list[ev.Event]]:
         events, _ = execute(state, command)
-        for event in events:
-            after = evolve(state, event)
-            seen = observe_event(event, BOT, state, after)
-            if seen is not None:
-                bot.observe(seen)
-            state = after
+        state = deliver(state, events, {BOT: bot})
         if isinstance(bot.player, Oracle):
             bot.player.hand(state)  # behind the recorder's back: its inputs look the same
         return state, events
@@ -196,4 +190,3 @@ def test_games_that_differ_in_hidden_facts_give_the_bot_identical_inputs_and_com
 def test_the_check_fails_for_a_bot_handed_the_whole_state() -> None:
     with pytest.raises(AssertionError, match="first difference: the bot's command"):
         assert_blind(lambda seed: Oracle(BOT, LEVEL, seed))
-

@@ -10,7 +10,6 @@ plumbing, not the play.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import random
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,7 +18,7 @@ import httpx
 import pytest
 from process_harness import Player, ServerProcess, wait_until
 from service_harness import Oracle, setup_command
-from test_service_processes import Cluster, check_stream
+from test_service_processes import Cluster, check_stream, cluster_on
 
 from olympus.rules import Faction
 from olympus.server.computer import bots_key
@@ -27,18 +26,6 @@ from olympus.store import EmbeddedRedis
 
 BOT_ENV = {"OLYMPUS_BOT_ITERATIONS": "3", "OLYMPUS_BOT_REPLY_SECONDS": "0"}
 GAME_TIMEOUT = 120.0
-
-
-@contextlib.asynccontextmanager
-async def deployment(redis: EmbeddedRedis, work_dir: Path) -> AsyncIterator[Cluster]:
-    cluster = Cluster(redis.url, work_dir, env=BOT_ENV)
-    try:
-        yield cluster
-    finally:
-        try:
-            await cluster.close()
-        finally:
-            cluster.kill_all()
 
 
 async def start(cluster: Cluster, name: str) -> ServerProcess:
@@ -72,7 +59,7 @@ async def person_against_computer(
 
 @pytest.fixture
 async def cluster(redis_server: EmbeddedRedis, tmp_path: Path) -> AsyncIterator[Cluster]:
-    async with deployment(redis_server, tmp_path) as c:
+    async with cluster_on(redis_server.url, tmp_path, env=BOT_ENV) as c:
         yield c
 
 

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from olympus.rules import (
+    Event,
     Faction,
     GameState,
     Options,
@@ -89,14 +92,23 @@ def play_match(
     return record
 
 
-def _run(state: GameState, command: cmd.Command, players: dict[Faction, Player]) -> GameState:
-    """Execute ``command`` and send each seat the events it may know of, in order."""
-    events, _ = execute(state, command)
+class Observer(Protocol):
+    def observe(self, event: Message) -> None: ...
+
+
+def deliver(state: GameState, events: list[Event], seats: Mapping[Faction, Observer]) -> GameState:
+    """Fold ``events`` onto ``state``, sending each seat those it may know of, in order."""
     for event in events:
         after = evolve(state, event)
-        for seat, player in players.items():
+        for seat, observer in seats.items():
             seen = observe_event(event, seat, state, after)
             if seen is not None:
-                player.observe(seen)
+                observer.observe(seen)
         state = after
     return state
+
+
+def _run(state: GameState, command: cmd.Command, players: dict[Faction, Player]) -> GameState:
+    """Execute ``command`` and send each seat the events it may know of."""
+    events, _ = execute(state, command)
+    return deliver(state, events, players)
