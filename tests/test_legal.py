@@ -77,12 +77,12 @@ def test_listed_actions_compare_like_built_ones() -> None:
     for state in positions()[::20]:
         for side in Faction:
             for action in legal_actions(state, side):
-                built = LegalAction(action.command, action.honor, action.energy)
+                built = LegalAction.of(action.command, action.honor, action.energy)
                 assert built == action and repr(built) == repr(action)
                 if action.command.type in ("liturgy", "pass"):
                     assert hash(built) == hash(action)
                 assert built.wire == action.wire
-                assert LegalAction(action.command, action.honor + 1, action.energy) != action
+                assert LegalAction.of(action.command, action.honor + 1, action.energy) != action
 
 
 def test_walks_cost_what_execute_charges() -> None:

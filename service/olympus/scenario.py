@@ -431,7 +431,7 @@ def diff(expected: GameState, actual: GameState) -> list[str]:
     return [
         differs(f.name, repr(getattr(expected, f.name)), repr(getattr(actual, f.name)))
         for f in fields(GameState)
-        if getattr(expected, f.name) != getattr(actual, f.name)
+        if f.compare and getattr(expected, f.name) != getattr(actual, f.name)
     ]
 
 

@@ -178,7 +178,7 @@ async def wait_until(
 
 def legal_actions_of(message: dict[str, Any]) -> list[LegalAction]:
     return [
-        LegalAction(parse_command(a["command"]), a["honor"], a["energy"])
+        LegalAction.of(parse_command(a["command"]), a["honor"], a["energy"])
         for a in message["actions"]
     ]
 

@@ -352,6 +352,7 @@ def run_steps(d: Decision, steps: list[Step]) -> None:
             steps.pop(0)
             continue
         if step.kind is StepKind.WITHDRAW:
+            assert step.to is not None, "a withdrawal names where the units go back to"
             if d.state.count_in(step.region, step.faction.enemy):
                 d.emit(ev.UnitsRetreated(step.faction, tuple(units), step.to))
             steps.pop(0)

@@ -12,7 +12,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 import msgpack
 
@@ -28,8 +28,15 @@ class Event:
     SEALED: ClassVar[bool] = False
 
 
-def _event(name: str, *, sealed: bool = False) -> Callable[[type], type]:
-    def register(cls: type) -> type:
+E = TypeVar("E", bound=Event)
+
+
+@dataclass_transform(frozen_default=True)
+def _event(name: str, *, sealed: bool = False) -> Callable[[type[E]], type[E]]:
+    """Make ``cls`` a frozen slotted dataclass registered as event type ``name``
+    (``dataclass_transform`` tells type checkers so)."""
+
+    def register(cls: type[E]) -> type[E]:
         cls = dataclass(frozen=True, slots=True)(cls)
         cls.TYPE = name
         cls.SEALED = sealed
@@ -286,7 +293,8 @@ def from_dict(data: dict[str, Any]) -> Event:
 
 
 def encode(event: Event) -> bytes:
-    return msgpack.packb(to_dict(event), use_bin_type=True)
+    packed: bytes = msgpack.packb(to_dict(event), use_bin_type=True)
+    return packed
 
 
 def decode(raw: bytes) -> Event:

@@ -11,7 +11,7 @@ import random
 from collections.abc import Callable, Iterator, Sequence
 from functools import cache
 from itertools import combinations
-from typing import Any, NamedTuple
+from typing import Any
 
 from . import combat
 from . import commands as cmd
@@ -21,8 +21,9 @@ from .characters import BY_NAME, Faction
 from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_steps
 from .decision import Decision
 from .errors import IllegalCommand
+from .honor import penalty
 from .movement import MovePlan, judge_move, mover_group
-from .powers import POWERS, MoveContext, Power, powers_of
+from .powers import POWERS, Action, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
 
@@ -37,58 +38,44 @@ class LegalAction:
     ``wire`` alone; the pydantic ``command`` is built from it only when asked for (the bots ask
     for the one they play, tests for all), because validating every listed command cost more
     than judging it. A move's ``wire`` itself is built on first use from a tuple of its fields
-    (``moving``): a bot or a playout reads the costs of every action and the form of one.
+    (``move``): a bot or a playout reads the costs of every action and the form of one.
     Equality, hashing and repr are those of (command, honor, energy).
+
+    One plain constructor (no ``__new__`` tricks), so that mypyc compiles it to a native class;
+    ``of`` wraps a command that is already built.
     """
 
     __slots__ = ("_command", "_given", "_kind", "_move", "_side", "_wire", "energy", "honor")
 
-    def __init__(self, command: cmd.Command, honor: int = 0, energy: int = 0) -> None:
-        self._command: cmd.Command | None = command
-        self._wire: dict[str, Any] | None = None
-        self._move: MoveFields | None = None
-        self._kind: type[cmd.Command] = type(command)
-        self._side = command.side
-        self._given: tuple[str, ...] = ()
-        self.honor = honor
-        self.energy = energy
-
-    @classmethod
-    def listed(
-        cls,
+    def __init__(
+        self,
         kind: type[cmd.Command],
         side: Faction,
-        wire: dict[str, Any],
-        given: tuple[str, ...],
         honor: int,
         energy: int,
-    ) -> LegalAction:
-        """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``,
-        built on first use; ``wire`` must be its client form (tests/test_legal.py checks)."""
-        action = cls.__new__(cls)
-        action._command = None
-        action._wire = wire
-        action._move = None
-        action._kind = kind
-        action._side = side
-        action._given = given
-        action.honor = honor
-        action.energy = energy
-        return action
+        wire: dict[str, Any] | None = None,
+        given: tuple[str, ...] = (),
+        move: MoveFields | None = None,
+        command: cmd.Command | None = None,
+    ) -> None:
+        """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``
+        (``wire`` must be its client form: tests/test_legal.py checks), or the move of
+        ``move``'s fields, or ``command`` itself."""
+        self._kind = kind
+        self._side = side
+        self.honor = honor
+        self.energy = energy
+        self._wire = wire
+        self._given = given
+        self._move = move
+        self._command = command
 
     @classmethod
-    def moving(cls, side: Faction, move: MoveFields, honor: int, energy: int) -> LegalAction:
-        """The listed ``cmd.Move`` of ``move``'s fields, its ``wire`` built on first use."""
-        action = cls.__new__(cls)
-        action._command = None
-        action._wire = None
-        action._move = move
-        action._kind = cmd.Move
-        action._side = side
-        action._given = _WALK_GIVEN if move[5] else _MOVE_GIVEN
-        action.honor = honor
-        action.energy = energy
-        return action
+    def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
+        """The action of a command already built (with its side)."""
+        side = command.side
+        assert side is not None, "a legal action names the side that may take it"
+        return cls(type(command), side, honor, energy, command=command)
 
     @property
     def type(self) -> str:
@@ -121,7 +108,7 @@ class LegalAction:
                     "steps": list(steps),
                 }
             else:
-                wire = self.command.model_dump(mode="json", exclude=cmd.SERVICE_FIELDS)
+                wire = self.command.model_dump(mode="json", exclude=set(cmd.SERVICE_FIELDS))
             self._wire = wire
         return wire
 
@@ -180,7 +167,8 @@ def _move_action(
 ) -> LegalAction:
     """The listed ``cmd.Move`` of ``move``, as a client sends it."""
     fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
-    return LegalAction.moving(move.faction, fields, honor, energy)
+    given = _WALK_GIVEN if steps else _MOVE_GIVEN
+    return LegalAction(cmd.Move, move.faction, honor, energy, None, given, fields)
 
 
 def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
@@ -203,22 +191,20 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
     return groups
 
 
-class _Group(NamedTuple):
+class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    side: Faction
-    movers: tuple[str, ...]
-    origin: int
-    fly: bool
-    users: tuple[Power, ...]  # the movers' optional powers (use_power)
-    walks: bool  # Hermes alone, walking: paths of further steps
+    __slots__ = ("fly", "movers", "origin", "side", "users", "walks")
 
-    @staticmethod
-    def of(state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> _Group:
-        movers, origin = mover_group(state, side, list(units))
-        users = powers_of(movers, "uses_power_on_move")
-        walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
-        return _Group(side, movers, origin, fly, users, walks)
+    def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
+        self.side = side
+        self.movers, self.origin = mover_group(state, side, list(units))
+        self.fly = fly
+        # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
+        self.users = powers_of(self.movers, "uses_power_on_move")
+        self.walks = (
+            not fly and len(self.movers) == 1 and bool(powers_of(self.movers, "takes_extra_steps"))
+        )
 
     @property
     def destinations(self) -> tuple[int, ...]:
@@ -234,7 +220,7 @@ def _moves(state: GameState, side: Faction) -> list[LegalAction]:
     actions: list[LegalAction] = []
     revealers = _revealers(state, side)
     for units, fly in _groups(state, side):
-        group = _Group.of(state, side, units, fly)
+        group = _Group(state, side, units, fly)
         for to in group.destinations:
             _destination_moves(actions, state, group, to, revealers)
     return actions
@@ -367,7 +353,7 @@ def _list_commitments(
                     "energy": energy,
                     "reveal": list(reveal),
                 }
-                yield LegalAction.listed(cmd.Commit, side, wire, _COMMIT_GIVEN, honor, energy)
+                yield LegalAction(cmd.Commit, side, honor, energy, wire, _COMMIT_GIVEN)
 
 
 def _choices(state: GameState, side: Faction) -> list[LegalAction]:
@@ -376,32 +362,28 @@ def _choices(state: GameState, side: Faction) -> list[LegalAction]:
         return []
     if step.kind in (StepKind.REMOVE, StepKind.STRUCK):
         return [
-            LegalAction.listed(
-                cmd.RemoveUnit, side, {"type": "remove_unit", "unit": u}, ("unit",), 0, 0
-            )
+            LegalAction(cmd.RemoveUnit, side, 0, 0, {"type": "remove_unit", "unit": u}, ("unit",))
             for u in combat.removal_candidates(state, step)
         ]
     units = combat.combatants(state, side)
-    points = combat.penalty(
-        state, combat.Action(side, tuple(units), "retreat"), "retreat", combat.RETREAT_HONOR
+    points = penalty(
+        state, Action(side, tuple(units), "retreat"), "retreat", combat.RETREAT_HONOR
     )
     actions = [
-        LegalAction.listed(
-            cmd.Retreat, side, {"type": "retreat", "region": r}, ("region",), -points, 0
-        )
+        LegalAction(cmd.Retreat, side, -points, 0, {"type": "retreat", "region": r}, ("region",))
         for r in combat.retreat_regions(state, side)
     ]
     if step.kind is not StepKind.RETREAT:
-        actions.append(LegalAction.listed(cmd.Stay, side, {"type": "stay"}, (), 0, 0))
+        actions.append(LegalAction(cmd.Stay, side, 0, 0, {"type": "stay"}))
     return actions
 
 
 def _instead_of_moving(state: GameState, side: Faction) -> list[LegalAction]:
     """A turn's actions other than moves: the Liturgy, passing, the leaders' powers."""
     points = 1 if state.energy[side] == 0 else 2
-    actions = [LegalAction.listed(cmd.Liturgy, side, {"type": "liturgy"}, (), -points, -6)]
+    actions = [LegalAction(cmd.Liturgy, side, -points, -6, {"type": "liturgy"})]
     if may_pass(state, side):
-        actions.append(LegalAction.listed(cmd.Pass, side, {"type": "pass"}, (), 0, 0))
+        actions.append(LegalAction(cmd.Pass, side, 0, 0, {"type": "pass"}))
     for contribute in POWER_ACTIONS:
         actions.extend(contribute(state, side))
     return actions
@@ -480,7 +462,7 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
         slots.pop()
         group = judged.get(g)
         if group is None:
-            group = judged[g] = _Group.of(state, side, *groups[g])
+            group = judged[g] = _Group(state, side, *groups[g])
         found: list[LegalAction] = []
         _destination_moves(found, state, group, to, revealers)
         if found:

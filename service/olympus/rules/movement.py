@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
 
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
@@ -16,15 +15,26 @@ STACK_LIMIT = 4  # R6
 STYX_ENERGY = 2  # R5
 
 
-class MovePlan(NamedTuple):
-    """A legal move with everything it costs; ``decide`` turns it into events. (A NamedTuple,
-    like ``MoveContext``: ``legal_actions`` makes one per candidate move.)"""
+class MovePlan:
+    """A legal move with everything it costs; ``decide`` turns it into events. (A plain class
+    with slots, read-only by convention, like ``MoveContext``: ``legal_actions`` makes one per
+    candidate move.)"""
 
-    move: MoveContext
-    honor: int
-    honor_reason: str
-    energy: int  # Energy paid to cross the Styx (R5)
-    reveal: tuple[str, ...]  # units revealed for this move (R3)
+    __slots__ = ("energy", "honor", "honor_reason", "move", "reveal")
+
+    def __init__(
+        self,
+        move: MoveContext,
+        honor: int,
+        honor_reason: str,
+        energy: int,  # Energy paid to cross the Styx (R5)
+        reveal: tuple[str, ...],  # units revealed for this move (R3)
+    ) -> None:
+        self.move = move
+        self.honor = honor
+        self.honor_reason = honor_reason
+        self.energy = energy
+        self.reveal = reveal
 
 
 def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str, ...]:

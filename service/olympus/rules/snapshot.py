@@ -13,7 +13,7 @@ layout and module paths, so a refactoring breaks stored states or, worse, misrea
 the data is only ever plain msgpack values: decoding checks the type of every value and builds
 the enums, dataclasses and containers itself, so malformed bytes can only raise.
 
-Layout: ``{"f": STATE_FORMAT, "s": [one value per field of _Facts, in FIELDS order]}``. Enums go
+Layout: ``{"f": STATE_FORMAT, "s": [one value per fact of GameState, in FIELDS order]}``. Enums go
 by value, frozensets as sorted lists, tuples as lists, the nested dataclasses (Options, Combat,
 Commitment, Step) as lists of their fields, maps in their insertion order (Factions by value).
 The order is kept because a restored room must behave exactly like one folded from the log,
@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import msgpack
 
 from .characters import Faction
-from .state import Combat, Commitment, GameState, Maneuver, Options, Phase, Step, StepKind, _Facts
+from .state import Combat, Commitment, GameState, Maneuver, Options, Phase, Step, StepKind
 
 STATE_FORMAT: int = 1  # bump when the encoding changes
 
@@ -64,8 +64,9 @@ def _bad(expected: str, value: object) -> SnapshotError:
 
 
 def _check_fields(cls: type, names: tuple[str, ...]) -> None:
-    """Fail at import when a dataclass's fields are not exactly the ones the codec encodes."""
-    actual = tuple(f.name for f in fields(cls))
+    """Fail at import when a dataclass's fields are not exactly the ones the codec encodes
+    (its compared fields: a cache such as ``GameState``'s occupancy is not encoded)."""
+    actual = tuple(f.name for f in fields(cls) if f.compare)
     if names != actual:
         raise AssertionError(
             f"snapshot.py encodes {cls.__name__} as {names} but its fields are {actual}: "
@@ -260,7 +261,7 @@ STEP = _record(
     {"kind": _enum_codec(StepKind), "faction": FACTION, "region": INT, "to": _optional(INT)},
 )
 
-# Every field of ``_Facts``, in its order: the list a snapshot holds.
+# Every fact of ``GameState`` (``state.FACTS``), in its order: the list a snapshot holds.
 _STATE_PARTS: dict[str, Codec] = {
     "options": OPTIONS,
     "phase": _enum_codec(Phase),
@@ -286,7 +287,6 @@ _STATE_PARTS: dict[str, Codec] = {
     "version": INT,
 }
 FIELDS: tuple[str, ...] = tuple(_STATE_PARTS)
-_check_fields(_Facts, FIELDS)
 _encode_fields, _decode_fields = _record(GameState, _STATE_PARTS)
 
 

@@ -128,9 +128,17 @@ class Occupancy:
 
 
 @dataclass(frozen=True, slots=True)
-class _Facts:
-    """The fields of ``GameState``: everything its equality, repr, pickling and ``evolved``
-    see. ``GameState`` adds only a cache slot that none of them touches."""
+class GameState:
+    """Everything a game is at one point: its facts (every field but the last) and a cache
+    slot for their ``Occupancy``.
+
+    The cache is not a fact: it is built only when ``occupancy`` is asked for
+    (``legal_actions`` does), never compared, shown, pickled or copied to the next state
+    (``evolved``, ``dataclasses.replace``), and the snapshot codec leaves it out (``FACTS``).
+    Until it is built, ``units_in``, ``units_of`` and ``count_in`` scan the positions, which is
+    cheaper for the states that are asked only a question or two (most states ``execute`` and
+    replay go through). A plain frozen dataclass, so that mypyc compiles it to a native class.
+    """
 
     options: Options = Options()
     phase: Phase = Phase.SETUP
@@ -158,44 +166,58 @@ class _Facts:
     winner: Faction | None = None
     result: str | None = None  # "olympians", "chthonians" or "draw" once over
     version: int = 0  # number of events folded
+    _occupancy: Occupancy | None = field(default=None, init=False, repr=False, compare=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_occupancy", None)  # compiled, a slot has no class default
 
-class GameState(_Facts):
-    """The state (its fields are in ``_Facts``) with a cache slot for its ``Occupancy``.
-
-    The slot is not a dataclass field: ``evolved`` and ``dataclasses.replace`` never copy it to
-    the next state, and equality, hashing, repr and pickling never see it. The index is built
-    only when ``occupancy`` is asked for (``legal_actions`` does); until then ``units_in``,
-    ``units_of`` and ``count_in`` scan the positions, which is cheaper for the states that are
-    asked only a question or two (most states ``execute`` and replay go through).
-    """
-
-    __slots__ = ("_occupancy",)
+    def __reduce__(self) -> tuple[type[GameState], tuple[Any, ...]]:
+        """Pickled as its facts alone (the cache is rebuilt on demand)."""
+        return (GameState, tuple(getattr(self, name) for name in FACTS))
 
     @property
     def occupancy(self) -> Occupancy:
         """The occupancy index of this state, built on first use."""
-        occupancy: Occupancy | None = getattr(self, "_occupancy", None)
+        occupancy = self._occupancy
         if occupancy is None:
             occupancy = Occupancy.of_positions(self.positions)
             object.__setattr__(self, "_occupancy", occupancy)
         return occupancy
 
     def evolved(self, changes: dict[str, Any]) -> GameState:
-        """A copy with ``changes``: ``dataclasses.replace`` without its overhead, because every
-        event makes one (replay speed). The fields are set through their slot descriptors,
-        which is a third faster than ``object.__setattr__``; the cache slot stays unset."""
-        new = object.__new__(GameState)
-        for name, set_slot in _FIELD_SETTERS:
-            set_slot(new, changes[name] if name in changes else getattr(self, name))
-        return new
+        """A copy with ``changes`` (field name → new value): ``dataclasses.replace`` without
+        its overhead, because every event makes one (replay speed). Spelled out field by
+        field, which mypyc compiles to direct slot reads; the cache is not copied."""
+        get = changes.get
+        return GameState(
+            get("options", self.options),
+            get("phase", self.phase),
+            get("turn", self.turn),
+            get("turn_number", self.turn_number),
+            get("honor", self.honor),
+            get("energy", self.energy),
+            get("positions", self.positions),
+            get("picked", self.picked),
+            get("revealed", self.revealed),
+            get("eliminated", self.eliminated),
+            get("unrecallable", self.unrecallable),
+            get("setups", self.setups),
+            get("combat", self.combat),
+            get("pending", self.pending),
+            get("tokens", self.tokens),
+            get("next_token", self.next_token),
+            get("token_seed", self.token_seed),
+            get("deadlines", self.deadlines),
+            get("absent_since", self.absent_since),
+            get("winner", self.winner),
+            get("result", self.result),
+            get("version", self.version),
+        )
 
-    # Without the index these scan the positions (plain loops: they run on every event). The
-    # slot is read with getattr's default: catching the AttributeError of an unset slot would
-    # cost more than the scan.
+    # Without the index these scan the positions (plain loops: they run on every event).
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
-        index: Occupancy | None = getattr(self, "_occupancy", None)
+        index = self._occupancy
         if index is not None:
             if faction is None:
                 return list(index.in_region.get(region, ()))
@@ -209,7 +231,7 @@ class GameState(_Facts):
 
     def units_of(self, faction: Faction) -> list[str]:
         """A side's units on the board, in R1 order."""
-        index: Occupancy | None = getattr(self, "_occupancy", None)
+        index = self._occupancy
         if index is not None:
             return list(index.of[faction])
         units = [u for u in self.positions if BY_NAME[u].faction is faction]
@@ -217,7 +239,7 @@ class GameState(_Facts):
         return units
 
     def count_in(self, region: int, faction: Faction) -> int:
-        index: Occupancy | None = getattr(self, "_occupancy", None)
+        index = self._occupancy
         if index is not None:
             return index.counts[faction][region]
         count = 0
@@ -236,5 +258,5 @@ class GameState(_Facts):
         return second if second in self.positions else None
 
 
-_STATE_FIELDS = tuple(f.name for f in fields(GameState))
-_FIELD_SETTERS = tuple((name, getattr(_Facts, name).__set__) for name in _STATE_FIELDS)
+FACTS: tuple[str, ...] = tuple(f.name for f in fields(GameState) if f.compare)
+"""The names of a state's facts, in order: its fields but the cache."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import lru_cache
 
 from ..characters import ORDER
 from .base import Action, MoveContext, Power
@@ -11,11 +10,11 @@ from .base import Action, MoveContext, Power
 POWERS: dict[str, Power] = {}
 
 
-def register(cls: type[Power]) -> type[Power]:
-    """Class decorator of each character module: one instance per character."""
+def register(cls: type[Power]) -> None:
+    """Each character module calls this after its class: one instance per character. (A call,
+    not a class decorator: mypyc compiles only undecorated classes to native classes.)"""
     POWERS[cls.unit] = cls()
-    _powers_of.cache_clear()
-    return cls
+    _POWERS_OF.clear()
 
 
 def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...]:
@@ -23,18 +22,24 @@ def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...
 
     With ``hook`` (the name of a ``Power`` method), only the powers that override it: the
     others leave the rules as they are there, so a hot loop need not ask them.
+
+    Asked for every candidate move (legal_actions): the answers are remembered in a plain dict,
+    which is cheaper to ask than ``lru_cache``. It stays small: the units asked about are one
+    side's (12 characters), so there are at most 2 × 2¹² sets × the hooks, and in play far fewer
+    (groups of up to 4, a side's hidden or revealed units).
     """
-    return _powers_of(tuple(units), hook)
+    key = (units if isinstance(units, tuple) else tuple(units), hook)
+    found = _POWERS_OF.get(key)
+    if found is None:
+        found = _POWERS_OF[key] = tuple(
+            POWERS[u]
+            for u in sorted(key[0], key=ORDER.__getitem__)
+            if u in POWERS and (hook is None or _overrides(POWERS[u], hook))
+        )
+    return found
 
 
-# Asked for every candidate move (legal_actions): the answers are remembered, a bounded number.
-@lru_cache(maxsize=4096)
-def _powers_of(units: tuple[str, ...], hook: str | None) -> tuple[Power, ...]:
-    return tuple(
-        POWERS[u]
-        for u in sorted(units, key=ORDER.__getitem__)
-        if u in POWERS and (hook is None or _overrides(POWERS[u], hook))
-    )
+_POWERS_OF: dict[tuple[tuple[str, ...], str | None], tuple[Power, ...]] = {}
 
 
 def _overrides(power: Power, hook: str) -> bool:

@@ -18,7 +18,6 @@ def _olympian_males(state: GameState, region: int) -> int:
     return sum(BY_NAME[u].male for u in state.units_in(region, Faction.OLYMPIANS))
 
 
-@register
 class Aphrodite(Power):
     unit = "Aphrodite"
     nominal_priority = 1  # after Hypnos: his zero is what she reduces (rulebook example)
@@ -49,3 +48,6 @@ class Aphrodite(Power):
             and self.unit in state.positions
             and state.positions[self.unit] in BOARD.neighbours(combat.region)
         )
+
+
+register(Aphrodite)

@@ -11,9 +11,11 @@ from .flight import Flier
 _DOUBLED = frozenset({"flight", "attack", "combat", "retreat"})
 
 
-@register
 class Apollo(Flier):
     unit = "Apollo"
 
     def honor_penalty(self, state: GameState, action: Action, reason: str, penalty: int) -> int:
         return penalty * 2 if self.unit in action.units and action.kind in _DOUBLED else penalty
+
+
+register(Apollo)

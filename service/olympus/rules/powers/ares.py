@@ -8,9 +8,11 @@ from . import register
 from .base import Power, alone
 
 
-@register
 class Ares(Power):
     unit = "Ares"
 
     def energy_factor(self, state: GameState, region: int, faction: Faction) -> int:
         return 2 if faction is Faction.OLYMPIANS and alone(state, self.unit) else 1
+
+
+register(Ares)

@@ -10,9 +10,11 @@ from .base import Power
 CHASE_BONUS = 2
 
 
-@register
 class Artemis(Power):
     unit = "Artemis"
 
     def chase_modifier(self, state: GameState, region: int, faction: Faction) -> int | None:
         return CHASE_BONUS if faction is Faction.OLYMPIANS else None
+
+
+register(Artemis)

@@ -7,9 +7,11 @@ from . import register
 from .base import Power
 
 
-@register
 class Athena(Power):
     unit = "Athena"
 
     def sees_opponent_commitment(self, state: GameState, region: int) -> bool:
         return True
+
+
+register(Athena)

@@ -8,7 +8,6 @@ from . import register
 from .base import Power, alone
 
 
-@register
 class Cerberus(Power):
     unit = "Cerberus"
 
@@ -19,3 +18,6 @@ class Cerberus(Power):
 
     def thunderbolt_immune(self, state: GameState, region: int) -> bool:
         return True
+
+
+register(Cerberus)

@@ -11,7 +11,6 @@ from . import register
 from .base import MoveContext, Power
 
 
-@register
 class Charon(Power):
     unit = "Charon"
 
@@ -36,3 +35,6 @@ class Charon(Power):
 
     def retreats_across_styx(self, state: GameState, units: list[str]) -> bool:
         return units == [self.unit]
+
+
+register(Charon)

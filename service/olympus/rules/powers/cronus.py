@@ -9,7 +9,6 @@ from . import register
 from .base import MoveContext, Power
 
 
-@register
 class Cronus(Power):
     unit = "Cronus"
 
@@ -19,3 +18,6 @@ class Cronus(Power):
         if self.unit not in d.state.revealed:
             d.emit(ev.UnitsRevealed(units=(self.unit,)))
         eliminate(d, ["Zeus"], "cronus")
+
+
+register(Cronus)

@@ -15,7 +15,6 @@ from .base import MoveContext, Power
 DRAIN = 3
 
 
-@register
 class Demeter(Power):
     unit = "Demeter"
 
@@ -40,3 +39,6 @@ class Demeter(Power):
     def on_meeting(self, d: Decision, region: int, move: MoveContext) -> None:
         if d.state.positions.get("Persephone") == region == d.state.positions.get(self.unit):
             eliminate(d, ["Persephone", self.unit], "demeter")
+
+
+register(Demeter)

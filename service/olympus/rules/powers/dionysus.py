@@ -7,7 +7,6 @@ from . import register
 from .base import Action, MoveContext, Power
 
 
-@register
 class Dionysus(Power):
     unit = "Dionysus"
 
@@ -17,3 +16,6 @@ class Dionysus(Power):
     def honor_penalty(self, state: GameState, action: Action, reason: str, penalty: int) -> int:
         revealed = self.unit in state.revealed or self.unit in action.reveal
         return max(0, penalty - 1) if action.alone(self.unit) and revealed else penalty
+
+
+register(Dionysus)

@@ -23,7 +23,6 @@ SNEAK_HONOR = 1
 _DEFENSIVE = frozenset({Maneuver.RETREAT, Maneuver.ALL_OUT_DEFENSE})
 
 
-@register
 class Erinyes(Power):
     unit = "Erinyes"
 
@@ -67,3 +66,6 @@ class Erinyes(Power):
                 Step(StepKind.WITHDRAW, side, region, move.origin),
             ],
         )
+
+
+register(Erinyes)

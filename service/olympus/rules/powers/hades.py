@@ -60,14 +60,15 @@ def recall(d: Decision, side: Faction, c: cmd.Recall) -> None:
 def recall_actions(state: GameState, side: Faction) -> list[LegalAction]:
     if side is not Faction.CHTHONIANS:
         return []
-    return [LegalAction(cmd.Recall(side=side, unit=u), 0, RECALL_ENERGY) for u in recallable(state)]
+    return [
+        LegalAction.of(cmd.Recall(side=side, unit=u), 0, RECALL_ENERGY) for u in recallable(state)
+    ]
 
 
 POWER_COMMANDS[cmd.Recall] = recall
 POWER_ACTIONS.append(recall_actions)
 
 
-@register
 class Hades(Power):
     unit = "Hades"
 
@@ -77,3 +78,6 @@ class Hades(Power):
             if "Persephone" not in d.state.revealed:
                 d.emit(ev.UnitsRevealed(units=("Persephone",)))
             d.emit(ev.LeaderSucceeded(faction=Faction.CHTHONIANS, leader="Persephone"))
+
+
+register(Hades)

@@ -6,6 +6,8 @@ from . import register
 from .flight import Flier
 
 
-@register
 class Harpies(Flier):
     unit = "Harpies"
+
+
+register(Harpies)

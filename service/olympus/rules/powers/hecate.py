@@ -12,7 +12,6 @@ from .base import Power
 THUNDERBOLT_ENERGY = 6
 
 
-@register
 class Hecate(Power):
     unit = "Hecate"
 
@@ -22,3 +21,6 @@ class Hecate(Power):
 
     def on_thunderbolt(self, d: Decision, region: int) -> None:
         d.emit(ev.EnergyChanged(Faction.CHTHONIANS, THUNDERBOLT_ENERGY, "hecate"))
+
+
+register(Hecate)

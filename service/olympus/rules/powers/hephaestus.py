@@ -10,7 +10,6 @@ from .base import Power
 DEFENSE_BONUS = 5
 
 
-@register
 class Hephaestus(Power):
     unit = "Hephaestus"
 
@@ -21,3 +20,6 @@ class Hephaestus(Power):
 
     def cancels_sneak_attack(self, state: GameState) -> bool:
         return True
+
+
+register(Hephaestus)

@@ -8,7 +8,6 @@ from . import register
 from .base import Power
 
 
-@register
 class Hera(Power):
     unit = "Hera"
 
@@ -16,3 +15,6 @@ class Hera(Power):
         if faction is not Faction.OLYMPIANS:
             return 0
         return 3 * (state.count_in(region, Faction.OLYMPIANS) - 1)
+
+
+register(Hera)

@@ -8,7 +8,6 @@ from . import register
 from .base import MoveContext, Power
 
 
-@register
 class Hermes(Power):
     unit = "Hermes"
 
@@ -17,3 +16,6 @@ class Hermes(Power):
 
     def stops_unstoppable_retreat(self, state: GameState) -> bool:
         return True
+
+
+register(Hermes)

@@ -8,7 +8,6 @@ from . import register
 from .base import Power
 
 
-@register
 class Hypnos(Power):
     unit = "Hypnos"
     nominal_priority = 0  # before Aphrodite
@@ -17,3 +16,6 @@ class Hypnos(Power):
         self, state: GameState, region: int, nominal: dict[str, int]
     ) -> dict[str, int]:
         return {u: v if u == self.unit else 0 for u, v in nominal.items()}
+
+
+register(Hypnos)

@@ -9,7 +9,6 @@ from . import register
 from .base import Action, Power
 
 
-@register
 class Moirae(Power):
     unit = "Moirae"
 
@@ -18,3 +17,6 @@ class Moirae(Power):
 
     def honor_penalty(self, state: GameState, action: Action, reason: str, penalty: int) -> int:
         return 0 if reason == "energy" and self.unit in action.units else penalty
+
+
+register(Moirae)

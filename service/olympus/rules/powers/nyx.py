@@ -9,7 +9,6 @@ from . import register
 from .base import Power, alone
 
 
-@register
 class Nyx(Power):
     unit = "Nyx"
 
@@ -17,3 +16,6 @@ class Nyx(Power):
         if faction is Faction.OLYMPIANS and alone(state, self.unit):
             return limit - ENERGY_PER_UNIT
         return limit
+
+
+register(Nyx)

@@ -9,7 +9,6 @@ from . import register
 from .base import Power
 
 
-@register
 class Persephone(Power):
     unit = "Persephone"
 
@@ -18,3 +17,6 @@ class Persephone(Power):
 
     def retreat_unstoppable(self, state: GameState, units: list[str]) -> bool:
         return units == [self.unit]
+
+
+register(Persephone)

@@ -13,7 +13,6 @@ from .base import MoveContext, Power
 STYX_ENERGY = 2
 
 
-@register
 class Poseidon(Power):
     unit = "Poseidon"
 
@@ -23,3 +22,6 @@ class Poseidon(Power):
         if self.unit not in d.state.revealed:
             d.emit(ev.UnitsRevealed(units=(self.unit,)))
         d.emit(ev.EnergyChanged(Faction.OLYMPIANS, STYX_ENERGY, "poseidon"))
+
+
+register(Poseidon)

@@ -8,7 +8,6 @@ from . import register
 from .base import Power
 
 
-@register
 class Thanatos(Power):
     unit = "Thanatos"
 
@@ -17,3 +16,6 @@ class Thanatos(Power):
             others = d.state.units_in(region)
             if others:
                 eliminate(d, others, "thanatos")
+
+
+register(Thanatos)

@@ -63,7 +63,7 @@ def thunderbolt_actions(state: GameState, side: Faction) -> list[LegalAction]:
         return []
     honor = -penalty(state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
     return [
-        LegalAction(cmd.Thunderbolt(side=side, region=r), honor, THUNDERBOLT_ENERGY)
+        LegalAction.of(cmd.Thunderbolt(side=side, region=r), honor, THUNDERBOLT_ENERGY)
         for r in thunderbolt_targets(state)
     ]
 
@@ -72,10 +72,12 @@ POWER_COMMANDS[cmd.Thunderbolt] = throw
 POWER_ACTIONS.append(thunderbolt_actions)
 
 
-@register
 class Zeus(Power):
     unit = "Zeus"
 
     def on_eliminated(self, d: Decision, region: int, cause: str) -> None:
         successor = "Hera" if "Hera" in d.state.positions else None
         d.emit(ev.LeaderSucceeded(faction=Faction.OLYMPIANS, leader=successor))
+
+
+register(Zeus)
