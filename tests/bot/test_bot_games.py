@@ -56,3 +56,16 @@ def test_setups_vary() -> None:
         wire = bot.act({"actions": [], "setup": {"count": 9}})
         setups.add(tuple(sorted(wire["placements"].items())))
     assert len(setups) == 5
+
+
+def test_a_bot_spends_at_most_half_the_time_its_clock_leaves() -> None:
+    """R12: with 4 s left on its deadline, a hard bot (3 s cap) thinks at most 2 s."""
+    bot = SeatBot(OLY, "hard", 1)
+    bot.start(None)
+    assert bot.belief is not None
+    bot.belief.state = bot.belief.state.evolved(
+        {"deadlines": {"olympians": {"kind": "move", "key": "k", "since": 0, "due": 10_000}}}
+    )
+    assert bot.budget(now_ms=6_000).seconds == 2.0
+    assert bot.budget(now_ms=None).seconds == 3.0
+    assert bot.budget(now_ms=9_990).seconds == 0.05
