@@ -176,9 +176,10 @@ async def wait_until(
         await asyncio.sleep(0.01)
 
 
-def legal_actions_of(message: dict[str, Any]) -> list[LegalAction]:
+def legal_actions_of(message: dict[str, Any], side: str) -> list[LegalAction]:
+    """A ``legal`` message's actions, as the rules list them for ``side``."""
     return [
-        LegalAction.of(parse_command(a["command"]), a["honor"], a["energy"])
+        LegalAction.of(parse_command({**a["command"], "side": side}), a["honor"], a["energy"])
         for a in message["actions"]
     ]
 
@@ -373,7 +374,7 @@ class Player:
         """The actions of the newest ``legal`` message, if it is about the newest event."""
         if self.legal is None or self.legal["seq"] != self.last_seq:
             return []
-        return legal_actions_of(self.legal)
+        return legal_actions_of(self.legal, self.welcomes[-1]["seat"])
 
     async def _maybe_act(self) -> None:
         legal = self.legal
@@ -388,7 +389,8 @@ class Player:
             return
         self.holding = None
         self.acted_seq = legal["seq"]
-        await self.command(wire_command(pick_action(self.rng, legal_actions_of(legal))))
+        actions = legal_actions_of(legal, self.welcomes[-1]["seat"])
+        await self.command(wire_command(pick_action(self.rng, actions)))
 
     async def release(self) -> None:
         self.hold = None

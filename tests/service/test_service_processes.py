@@ -290,7 +290,8 @@ async def test_a_server_killed_mid_combat_after_one_commitment(cluster: Cluster)
     first = next(p for p in seats.values() if p.holding)
     faction = next(f for f, p in seats.items() if p is first)
     other = seats[faction.enemy]
-    commits = [x for x in legal_actions_of(first.holding) if x.command.type == "commit"]
+    holding = legal_actions_of(first.holding, faction.value)
+    commits = [x for x in holding if x.command.type == "commit"]
     commitment = wire_command(pick_action(random.Random(1), commits))
     ack = await (await first.command(commitment, "sealed"))
     assert ack["type"] == "ack", ack

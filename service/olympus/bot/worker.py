@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -43,6 +44,9 @@ from .player import SeatBot
 log = logging.getLogger("olympus.bots")
 
 RETRIED = ("unavailable", "busy", "rate_limited")
+# Close codes after which the seat cannot be played (protocol.md): a bad or revoked token, a
+# room that does not exist.
+FINAL_CLOSES = (4401, 4403, 4404)
 POLL_SECONDS = 0.5
 BACKOFF_SECONDS = (0.1, 0.3, 1.0, 2.0)
 
@@ -92,17 +96,21 @@ class SeatPlayer:
 
     async def run(self) -> None:
         """Play until the game is over; reconnect (resuming) whenever the socket drops."""
-        failures = 0
-        while True:
+        for failures in itertools.count():
             try:
                 if await self._session():
                     return
-                failures = 0
-            except (ConnectionClosed, OSError, InvalidHandshake, TimeoutError) as error:
-                delay = BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]
-                failures += 1
-                log.info("bot %s: %r; reconnecting in %.1fs", self.record.field, error, delay)
-                await asyncio.sleep(delay)
+                reason: object = "closed"
+            except ConnectionClosed as closed:
+                if closed.rcvd is not None and closed.rcvd.code in FINAL_CLOSES:
+                    log.warning("bot %s: closed for good (%s)", self.record.field, closed.rcvd)
+                    return
+                reason = closed
+            except (OSError, InvalidHandshake, TimeoutError) as error:
+                reason = error
+            delay = BACKOFF_SECONDS[min(failures, len(BACKOFF_SECONDS) - 1)]
+            log.info("bot %s: %r; reconnecting in %.1fs", self.record.field, reason, delay)
+            await asyncio.sleep(delay)
 
     async def _session(self) -> bool:
         """One connection; True once the game is over."""
