@@ -93,14 +93,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=20, help="games per pair and side")
     parser.add_argument("--players", default=",".join(PLAYERS))
+    parser.add_argument(
+        "--pairs", default=None, help="only these pairs: hard-random,hard-normal,... (default: all)"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--max-commands", type=int, default=600)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args(argv)
     names = args.players.split(",")
+    pairs = list(itertools.combinations(names, 2))
+    if args.pairs:
+        wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
+        pairs = [p for p in pairs if frozenset(p) in wanted]
     tasks = []
-    for a, b in itertools.combinations(names, 2):
+    for a, b in pairs:
         for _ in range(args.games):
             seed = args.seed * 1_000_003 + len(tasks)
             tasks.append((a, b, seed, args.max_commands))
@@ -113,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"\r{done}/{len(tasks)} games", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     wall = time.monotonic() - started
-    report = summarize(names, games, wall)
+    report = summarize(names, pairs, games, wall)
     print_report(report)
     if args.json is not None:
         args.json.write_text(json.dumps(report, indent=2) + "\n")
@@ -128,10 +135,12 @@ def score_of(game: dict, player: str, side: str) -> float:
     return 0.0
 
 
-def summarize(names: list[str], games: list[dict], wall: float) -> dict:
+def summarize(
+    names: list[str], played: list[tuple[str, str]], games: list[dict], wall: float
+) -> dict:
     pairs = []
     scores: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for a, b in itertools.combinations(names, 2):
+    for a, b in played:
         row: dict = {"player": a, "opponent": b, "sides": {}}
         total = {"win": 0, "draw": 0, "loss": 0}
         for side in SIDES:
