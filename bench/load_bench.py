@@ -214,7 +214,7 @@ class Server:
             self.bench_redis = EmbeddedRedis(self.work / "redis", appendfsync="everysec").start()
             redis_url = self.bench_redis.url
             self.redis_pid = self.bench_redis.pid
-        command = [sys.executable, "-m", "olympus.cli", "serve", "--host", "127.0.0.1"]
+        command = [sys.executable, "-m", "olympus.cli", "serve", "--no-bots", "--host", "127.0.0.1"]
         command += ["--workers", str(self.args.workers_server)]
         command += ["--port", str(self.port), "--data-dir", str(self.work / "data")]
         if redis_url:

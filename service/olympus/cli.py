@@ -1,4 +1,4 @@
-"""The ``olympus`` command: ``olympus serve`` and ``olympus scenario FILE...``.
+"""The ``olympus`` command: ``olympus serve``, ``olympus bots`` and ``olympus scenario FILE...``.
 
 The server is imported only when serving, so running scenarios needs nothing but the rules.
 """
@@ -40,10 +40,23 @@ def parser() -> argparse.ArgumentParser:
         " 1: this process serves alone",
     )
     serve.add_argument(
+        "--no-bots",
+        action="store_true",
+        help="do not start the bots worker (olympus bots) that plays the computer's seats",
+    )
+    serve.add_argument(
         "--reuse-port",
         action="store_true",
         help="listen with SO_REUSEPORT (set by --workers for its processes)",
     )
+    bots = commands.add_parser(
+        "bots", help="play the computer's seats of a service over its websocket (docs/bots.md)"
+    )
+    bots.add_argument("--server", required=True, help="the service's websocket, ws://HOST:PORT/ws")
+    bots.add_argument(
+        "--redis-url", default=os.environ.get("REDIS_URL"), required="REDIS_URL" not in os.environ
+    )
+    bots.add_argument("--shard", default="0/1", help="I/N: play the seats of shard I of N")
     return top
 
 
@@ -53,6 +66,10 @@ def main(argv: list[str] | None = None) -> int:
         from olympus.server import cli_serve  # lazily: the server's dependencies are heavier
 
         return cli_serve(args) or 0
+    if args.command == "bots":
+        from olympus.bot.worker import main as bots_main
+
+        return bots_main(args)
     from olympus import scenario
 
     return scenario.main(args.files)

@@ -54,8 +54,10 @@ class ServerProcess(Loopback):
         port: int | None = None,
         workers: int = 1,
         env: dict[str, str] | None = None,
+        bots: bool = False,
     ) -> None:
         self.name = name
+        self.bots = bots  # start the bots worker (olympus bots) beside it
         self.workers = workers
         self.env = env or {}  # settings of this deployment (OLYMPUS_…)
         self.redis_url = redis_url
@@ -104,6 +106,8 @@ class ServerProcess(Loopback):
         ]
         if self.redis_url is not None:  # None: the process starts its embedded Redis
             command += ["--redis-url", self.redis_url]
+        if not self.bots:
+            command.append("--no-bots")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 command,

@@ -32,6 +32,8 @@ function withName(body) {
 
 export const api = {
   createRoom: (options) => call("POST", "/rooms", withName(options)),
+  createComputerRoom: (options) => call("POST", "/rooms/computer", withName(options)),
+  watchComputer: (levels) => call("POST", "/rooms/watch", levels),
   join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, withName(side ? { side } : {})),
   hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
   rematch: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/rematch`, undefined, token),

@@ -684,11 +684,14 @@ export class GameScreen {
     }
     const rows = FACTIONS.map((f) => {
       const state = sideState(m, f);
+      const computer = this.computerLevel(f);
+      const text = computer && state.acting && m.phase !== "setup" ? "the computer is thinking…" : state.text;
       return h(
         "div",
         { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
         h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`, this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null),
-        state.text ? h("span", { class: "side-state", dataset: { state: state.key } }, state.text) : null,
+        computer ? h("span", { class: "computer", dataset: { computer: f } }, `Computer (${computer})`) : null,
+        text ? h("span", { class: "side-state", dataset: { state: state.key } }, text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
         h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
         h("span", { class: "clock", dataset: { clockSide: f } }),
@@ -701,6 +704,11 @@ export class GameScreen {
   /** The display name of a side's player (api.md, "Names"), from the room's summary. */
   playerName(side) {
     return (this.summary && this.summary.names && this.summary.names[side]) || null;
+  }
+
+  /** The level of the computer playing side ``f`` (api.md: a room's ``computer``), or null. */
+  computerLevel(f) {
+    return (this.summary && this.summary.computer && this.summary.computer[f]) || null;
   }
 
   variantLine() {
@@ -774,6 +782,8 @@ export class GameScreen {
       else if (m.pending && m.pending.side === this.seat) text = "Make your choice in the panel.";
       else if (m.pending) text = `Waiting for the ${FACTION_NAME[m.pending.side]} to choose…`;
       else text = `Waiting for the ${FACTION_NAME[m.turn]} to move…`;
+      const other = this.seat === "olympians" ? "chthonians" : "olympians";
+      if (this.computerLevel(other) && sideState(m, other).acting && !sideState(m, this.seat).acting) text = "The computer is thinking…";
       replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text));
       return;
     }

@@ -26,6 +26,7 @@ function variantsText(room) {
   if (room.challenge) bits.push(`Challenge (Chthonians ${o.challenge > 0 ? "+" : ""}${o.challenge ?? 0})`);
   if (o.move_seconds) bits.push(`${duration(o.move_seconds)}/move`);
   if (o.commit_seconds) bits.push(`${duration(o.commit_seconds)}/commitment`);
+  for (const [side, level] of Object.entries(room.computer || {})) bits.push(`${FACTION_NAME[side]}: Computer (${level})`);
   return bits.join(", ") || "Standard";
 }
 
@@ -160,6 +161,7 @@ export class Lobby {
       h("h2", {}, "New game"),
       this.createSections({ sideSet, challenge, adjust, preset, clock }),
       h("button", { type: "submit", class: "primary", id: "btn-create" }, "Create game"),
+      h("button", { type: "button", class: "secondary", id: "btn-watch-computer", onclick: () => this.watchComputer() }, "Watch the computer play itself"),
     );
     replace(
       this.root,
@@ -174,7 +176,7 @@ export class Lobby {
     this.renderLists();
   }
 
-  /** The create form's sections, in order: who you are, your side, variants, clocks. */
+  /** The create form's sections, in order: who you are, your side, variants, clocks, the opponent. */
   createSections({ sideSet, challenge, adjust, preset, clock }) {
     return [
       nameField(),
@@ -195,6 +197,12 @@ export class Lobby {
         clock("opt-move-seconds", "Per move", "none"),
         clock("opt-commit-seconds", "Per commitment", "none"),
         clock("opt-forfeit-seconds", "Absence before forfeit", "none"),
+      ),
+      h(
+        "fieldset",
+        {},
+        h("legend", {}, "Opponent"),
+        h("select", { id: "opt-opponent", "aria-label": "Opponent" }, [["person", "A person (invite link)"], ["easy", "The computer (easy)"], ["normal", "The computer (normal)"], ["hard", "The computer (hard)"]].map(([v, label]) => h("option", { value: v }, label))),
       ),
     ];
   }
@@ -299,16 +307,27 @@ export class Lobby {
       const v = q(id).value.trim();
       if (v) body[key] = Number(v);
     }
+    const opponent = q("#opt-opponent").value;
     const button = q("#btn-create");
     button.disabled = true;
     keepName();
     try {
-      const seated = await api.createRoom(body);
+      const seated = opponent === "person" ? await api.createRoom(body) : await api.createComputerRoom({ ...body, level: opponent });
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch, creator: true });
       location.hash = `#/play/${seated.room}`;
     } catch (error) {
       toast(`Could not create the game: ${error.message}`, "error");
       button.disabled = false;
+    }
+  }
+
+  /** "Watch the computer play itself": a room of two bots, opened as a spectator. */
+  async watchComputer() {
+    try {
+      const room = await api.watchComputer({ olympians: "hard", chthonians: "hard" });
+      location.hash = `#/watch/${room.room}`;
+    } catch (error) {
+      toast(`Could not start the game: ${error.message}`, "error");
     }
   }
 }

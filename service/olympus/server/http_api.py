@@ -23,6 +23,12 @@ from olympus.rules.observation import view
 from olympus.store import EventsTrimmed, RoomNotFound
 
 from . import tokens
+from .computer import (
+    CreateComputerRoom,
+    CreateWatchRoom,
+    against_computer,
+    computer_against_itself,
+)
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
 from .metrics import CONTENT_TYPE
 from .names import check_name
@@ -97,16 +103,20 @@ def _seated(seated: Seated) -> dict[str, Any]:
     }
 
 
+def _overloaded(services: Services) -> Response:
+    services.metrics.shed.inc("create_room")
+    retry = str(min(30, max(1, math.ceil(services.legal_queue.lag()))))
+    sentence = "The server is too busy to open a room now; try again shortly."
+    return _error(503, "overloaded", sentence, {"retry-after": retry})
+
+
 @_handles_errors
 async def create_room(request: Request) -> Response:
     """A new room, unless the process is overloaded: a game not yet begun is the load to shed
     (the games under way keep their pace; another process of the deployment may take it)."""
     services = _services(request)
     if services.overloaded:
-        services.metrics.shed.inc("create_room")
-        retry = str(min(30, max(1, math.ceil(services.legal_queue.lag()))))
-        sentence = "The server is too busy to open a room now; try again shortly."
-        return _error(503, "overloaded", sentence, {"retry-after": retry})
+        return _overloaded(services)
     spec = await _body(request, CreateRoom)
     name = check_name(spec.name)
     try:
@@ -114,6 +124,26 @@ async def create_room(request: Request) -> Response:
     except IllegalCommand as illegal:
         raise LobbyError(422, illegal.code, illegal.sentence) from None
     return JSONResponse(_seated(seated), status_code=201)
+
+
+@_handles_errors
+async def create_computer_room(request: Request) -> Response:
+    """A room against the computer: the person's seat; the computer takes the other."""
+    services = _services(request)
+    if services.overloaded:
+        return _overloaded(services)
+    spec = await _body(request, CreateComputerRoom)
+    return JSONResponse(_seated(await against_computer(services, spec)), status_code=201)
+
+
+@_handles_errors
+async def create_watch_room(request: Request) -> Response:
+    """A room where the computer plays itself, for spectators."""
+    services = _services(request)
+    if services.overloaded:
+        return _overloaded(services)
+    seated = await computer_against_itself(services, await _body(request, CreateWatchRoom))
+    return JSONResponse({"room": seated.room, "epoch": str(seated.epoch)}, status_code=201)
 
 
 @_handles_errors
@@ -237,6 +267,8 @@ async def metrics(request: Request) -> Response:
 
 ROUTES = [
     Route("/rooms", create_room, methods=["POST"]),
+    Route("/rooms/computer", create_computer_room, methods=["POST"]),
+    Route("/rooms/watch", create_watch_room, methods=["POST"]),
     Route("/rooms", list_rooms, methods=["GET"]),
     Route("/rooms/{room}", get_room, methods=["GET"]),
     Route("/rooms/{room}/join", join_room, methods=["POST"]),

@@ -142,9 +142,15 @@ class Lobby:
     def _token(self, room: str, seat: str, generation: int) -> str:
         return tokens.sign(self.secret, SeatClaim(room, seat, generation))
 
-    async def create(self, request: CreateRoom, name: str | None = None) -> Seated:
+    async def create(
+        self,
+        request: CreateRoom,
+        name: str | None = None,
+        computer: dict[str, str] | None = None,
+    ) -> Seated:
         """Create the room, append GameCreated with a secret token seed, seat the creator
-        (``name``: a checked display name)."""
+        (``name``: a checked display name). ``computer``: the seats the computer plays, with
+        their levels (computer.py)."""
         if request.challenge is not None:
             seat = "host"
         elif request.side in (None, "random"):
@@ -152,7 +158,7 @@ class Lobby:
         else:
             seat = request.side
         seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
-        room, epoch = await self._open(request, seats, "open")
+        room, epoch = await self._open(request, seats, "open", computer=computer or {})
         return Seated(room, epoch, seat, self._token(room, seat, 1))
 
     async def _open(
@@ -302,6 +308,7 @@ class Lobby:
                     "rematch": seats[b"rematch"].decode() if b"rematch" in seats else None,
                     "created_ms": meta["created_ms"],
                     "moved_ms": int(seats.get(b"moved_ms", meta["created_ms"])),
+                    "computer": meta.get("computer", {}),
                 }
             )
         return found

@@ -12,13 +12,17 @@ import argparse
 import contextlib
 import gc
 import logging
+import os
 import signal
+import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
 
+from olympus.lifetime import die_with
 from olympus.store import EmbeddedRedis
 
 from . import logs
@@ -88,6 +92,8 @@ def _serve(args: argparse.Namespace) -> int:
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
             redis_url = embedded.url
             log.info("embedded redis started in %s", data_dir)
+        if not args.no_bots:
+            stack.enter_context(bots_worker(args.host, args.port, redis_url))
         if args.workers > 1:
             return _supervise(args, redis_url)
         settings = Settings.from_env(redis_url=redis_url)
@@ -99,10 +105,29 @@ def _serve(args: argparse.Namespace) -> int:
         return 0
 
 
+@contextlib.contextmanager
+def bots_worker(host: str, port: int, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
+    """``olympus bots`` beside the service: the process that plays the computer's seats over
+    this service's websocket (docs/bots.md). It dies with this process."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    argv = [sys.executable, "-m", "olympus.cli", "bots", "--server", f"ws://{host}:{port}/ws"]
+    proc = subprocess.Popen([*argv, "--redis-url", redis_url], preexec_fn=die_with(os.getpid()))
+    log.info("bots worker started (pid %d)", proc.pid)
+    try:
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
 def _supervise(args: argparse.Namespace, redis_url: str) -> int:
     """Run ``args.workers`` worker processes on the port; return when they have all stopped."""
     argv = [sys.executable, "-m", "olympus.cli", "serve", "--workers", "1", "--reuse-port"]
-    argv += ["--host", args.host, "--port", str(args.port), "--redis-url", redis_url]
+    argv += ["--host", args.host, "--port", str(args.port), "--redis-url", redis_url, "--no-bots"]
     supervisor = Supervisor(argv, args.workers)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: supervisor.stop(signum))

@@ -1,0 +1,208 @@
+"""The computer's strength, measured: a round robin of random, greedy, easy, normal and hard.
+
+Every pair plays ``--games`` games on each side (Olympians and Chthonians), from the bots' own
+setups, with fixed iteration budgets (no time cap), so the results do not depend on the
+machine's speed. Prints win/draw/loss per pair and side with 95% (Wilson) intervals, an Elo
+table fit by maximum likelihood (Bradley-Terry, a draw counts half a win to each; random
+anchored at 0), and the decisions per second of each player on this machine (process CPU).
+Games run in ``--processes`` worker processes (default: the cores). A game still going after
+``--max-commands`` commands counts as a draw ("cut").
+
+    .venv/bin/python bench/bot_arena.py [--games 20] [--players random,greedy,easy,normal,hard]
+        [--seed 1] [--processes 2] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+from olympus.bot import make_player
+from olympus.bot.match import play_match
+from olympus.rules import Faction, Options
+
+PLAYERS = ("random", "greedy", "easy", "normal", "hard")
+SIDES = (Faction.OLYMPIANS, Faction.CHTHONIANS)
+
+
+def play_one(task: tuple[str, str, int, int]) -> dict:
+    """One game: ``first`` as the Olympians against ``second`` as the Chthonians."""
+    first, second, seed, max_commands = task
+    players = {  # fixed budgets: the iterations, never the clock
+        Faction.OLYMPIANS: make_player(first, Faction.OLYMPIANS, seed * 2 + 1, timed=False),
+        Faction.CHTHONIANS: make_player(second, Faction.CHTHONIANS, seed * 2 + 2, timed=False),
+    }
+    started = time.process_time()
+    result = play_match(players, Options(), seed=seed, max_commands=max_commands)
+    return {
+        "olympians": first,
+        "chthonians": second,
+        "seed": seed,
+        "result": result.result,
+        "commands": result.commands,
+        "cpu_seconds": time.process_time() - started,
+        "seats": {
+            f.value: {"decisions": r.decisions, "seconds": r.seconds}
+            for f, r in result.seats.items()
+        },
+    }
+
+
+def wilson(wins: float, n: int, z: float = 1.96) -> tuple[float, float]:
+    if n == 0:
+        return (0.0, 1.0)
+    p = wins / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def elo(names: list[str], scores: dict[tuple[str, str], list[float]]) -> dict[str, float]:
+    """Maximum-likelihood Bradley-Terry strengths (minorization-maximization), as Elo points.
+    ``scores[(a, b)]`` holds a's score in each game against b (1, 0.5, 0). A virtual draw
+    per pair keeps a player that never scored finite."""
+    wins: dict[str, float] = defaultdict(float)
+    games: dict[tuple[str, str], float] = defaultdict(float)
+    for (a, b), results in scores.items():
+        wins[a] += sum(results) + 0.5
+        wins[b] += len(results) - sum(results) + 0.5
+        games[(a, b)] += len(results) + 1
+        games[(b, a)] += len(results) + 1
+    strength = dict.fromkeys(names, 1.0)
+    for _ in range(2000):
+        new = {}
+        for a in names:
+            denominator = sum(
+                games[(a, b)] / (strength[a] + strength[b]) for b in names if (a, b) in games
+            )
+            new[a] = wins[a] / denominator if denominator else strength[a]
+        norm = new[names[0]]
+        strength = {a: s / norm for a, s in new.items()}
+    return {a: 400 * math.log10(s) for a, s in strength.items()}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=20, help="games per pair and side")
+    parser.add_argument("--players", default=",".join(PLAYERS))
+    parser.add_argument(
+        "--pairs", default=None, help="only these pairs: hard-random,hard-normal,... (default: all)"
+    )
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
+    parser.add_argument("--max-commands", type=int, default=600)
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args(argv)
+    names = args.players.split(",")
+    pairs = list(itertools.combinations(names, 2))
+    if args.pairs:
+        wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
+        pairs = [p for p in pairs if frozenset(p) in wanted]
+    tasks = []
+    for a, b in pairs:
+        for _ in range(args.games):
+            seed = args.seed * 1_000_003 + len(tasks)
+            tasks.append((a, b, seed, args.max_commands))
+            tasks.append((b, a, seed + 1, args.max_commands))
+    started = time.monotonic()
+    with multiprocessing.Pool(args.processes) as pool:
+        games = []
+        for done, game in enumerate(pool.imap_unordered(play_one, tasks), 1):
+            games.append(game)
+            print(f"\r{done}/{len(tasks)} games", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    wall = time.monotonic() - started
+    report = summarize(names, pairs, games, wall)
+    print_report(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def score_of(game: dict, player: str, side: str) -> float:
+    if game["result"] == side:
+        return 1.0
+    if game["result"] in ("draw", "unfinished"):
+        return 0.5
+    return 0.0
+
+
+def summarize(
+    names: list[str], played: list[tuple[str, str]], games: list[dict], wall: float
+) -> dict:
+    pairs = []
+    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for a, b in played:
+        row: dict = {"player": a, "opponent": b, "sides": {}}
+        total = {"win": 0, "draw": 0, "loss": 0}
+        for side in SIDES:
+            other = side.enemy.value
+            mine = [g for g in games if g[side.value] == a and g[other] == b]
+            counts = {"win": 0, "draw": 0, "loss": 0, "cut": 0}
+            for g in mine:
+                s = score_of(g, a, side.value)
+                scores[(a, b)].append(s)
+                counts["win" if s == 1 else "draw" if s == 0.5 else "loss"] += 1
+                counts["cut"] += g["result"] == "unfinished"
+            n = len(mine)
+            counts["games"] = n
+            counts["win_rate"] = counts["win"] / n if n else None
+            counts["win_interval"] = wilson(counts["win"], n)
+            row["sides"][side.value] = counts
+            for k in total:
+                total[k] += counts[k]
+        n = sum(total.values())
+        row.update(total, games=n, win_rate=total["win"] / n if n else None)
+        row["win_interval"] = wilson(total["win"], n)
+        pairs.append(row)
+    speed = {}
+    for name in names:
+        decisions = seconds = 0.0
+        for g in games:
+            for side in SIDES:
+                if g[side.value] == name:
+                    decisions += g["seats"][side.value]["decisions"]
+                    seconds += g["seats"][side.value]["seconds"]
+        speed[name] = {
+            "decisions": int(decisions),
+            "seconds": round(seconds, 2),
+            "decisions_per_s": round(decisions / seconds, 1) if seconds else None,
+        }
+    return {
+        "games": len(games),
+        "wall_seconds": round(wall, 1),
+        "pairs": pairs,
+        "elo": {k: round(v) for k, v in elo(names, scores).items()},
+        "speed": speed,
+    }
+
+
+def print_report(report: dict) -> None:
+    print(f"{report['games']} games in {report['wall_seconds']} s")
+    print(f"{'player':8} {'opponent':8} {'side':11} {'W':>4} {'D':>4} {'L':>4}  win% [95%]")
+    for row in report["pairs"]:
+        for side, c in [*row["sides"].items(), ("both", row)]:
+            low, high = c["win_interval"]
+            rate = 100 * (c["win_rate"] or 0)
+            print(
+                f"{row['player']:8} {row['opponent']:8} {side:11} {c['win']:4} {c['draw']:4}"
+                f" {c['loss']:4}  {rate:5.1f} [{100 * low:.0f}-{100 * high:.0f}]"
+            )
+    print("Elo (maximum likelihood, random = 0):")
+    for name, rating in sorted(report["elo"].items(), key=lambda kv: -kv[1]):
+        print(f"  {name:8} {rating:6}")
+    print("decisions per second (this machine, while the arena ran):")
+    for name, s in report["speed"].items():
+        print(f"  {name:8} {s['decisions_per_s']}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""The playout policy: cheap, not uniform. A playout draws a few legal actions and plays the
+one that looks best at a glance: keep Honor (R4), go forward, bring a Chthonian leader nearer
+the Palace, attack where it pays, call a Liturgy when Energy runs low. In combat it commits
+without losing Honor, mostly the Standard maneuver; it removes its weakest unit.
+
+The same glance scores the one-ply greedy bot's moves (``glance``).
+"""
+
+from __future__ import annotations
+
+import random
+
+from olympus.rules import (
+    BOARD,
+    BY_NAME,
+    Faction,
+    GameState,
+    LegalAction,
+    Phase,
+    legal_actions,
+    random_legal_action,
+)
+
+from .evaluation import CHTHONIAN_LEADERS, steps_to_palace
+
+DRAWS = 2  # candidate actions drawn per turn of a playout
+LOW_ENERGY = 6
+MANEUVER_WEIGHTS = {
+    "standard": 6.0,
+    "chase": 1.5,
+    "retreat": 1.0,
+    "all_out_attack": 0.3,
+    "all_out_defense": 0.5,
+}
+
+
+def glance(state: GameState, side: Faction, action: LegalAction) -> float:
+    """A quick score of a turn's action for ``side`` (higher is better)."""
+    score = 1.5 * action.honor
+    kind = action.type
+    if kind == "liturgy":
+        return score + (2.5 if state.energy[side] < LOW_ENERGY else -1.0)
+    if kind == "pass":
+        return score - 1.0
+    if kind != "move":
+        return score + 1.0  # a leader's power: thunderbolt, recall
+    wire = action.wire
+    units, to = wire["units"], wire["to"]
+    origin = state.positions[units[0]]
+    climb = (BOARD.level(to) - BOARD.level(origin)) * side.forward
+    score += 0.4 * (1 if climb > 0 else -1)
+    enemies = state.count_in(to, side.enemy)
+    if enemies:
+        mine = sum(BY_NAME[u].strength for u in units)
+        theirs = sum(BY_NAME[u].strength for u in state.units_in(to, side.enemy))
+        score += 0.3 * (mine - theirs) + 0.5
+    if side is Faction.CHTHONIANS and any(u in CHTHONIAN_LEADERS for u in units):
+        distances = steps_to_palace()
+        score += 1.2 * (distances[origin] - distances[to])
+        if enemies:
+            score -= 1.5  # a leader fights only when it must
+    return score - 0.5 * action.energy / 2
+
+
+def commitment(state: GameState, actions: list[LegalAction], rng: random.Random) -> LegalAction:
+    """A commitment that costs no Honor when one does, by maneuver weight, Energy at random."""
+    free = [a for a in actions if a.honor == 0] or actions
+    weights = [MANEUVER_WEIGHTS.get(a.wire["maneuver"], 1.0) for a in free]
+    return rng.choices(free, weights)[0]
+
+
+def removal(actions: list[LegalAction]) -> LegalAction:
+    """The weakest unit goes first (R8's own fallback does the same)."""
+    return min(actions, key=lambda a: BY_NAME[a.wire["unit"]].strength)
+
+
+def playout_action(state: GameState, side: Faction, rng: random.Random) -> LegalAction | None:
+    """The playout's action for ``side`` (None: it has none)."""
+    if state.phase is Phase.TURN and not state.pending:
+        drawn = [random_legal_action(state, side, rng) for _ in range(DRAWS)]
+        found = [a for a in drawn if a is not None]
+        if not found:
+            return None
+        return max(found, key=lambda a: glance(state, side, a) + rng.random())
+    actions = legal_actions(state, side)
+    if not actions:
+        return None
+    kind = actions[0].type
+    if kind == "commit":
+        return commitment(state, actions, rng)
+    if kind == "remove_unit":
+        return removal(actions)
+    return rng.choice(actions)

@@ -1,0 +1,131 @@
+"""Rooms against the computer through the real service (issue 12): real ``olympus serve``
+processes with their bots worker (``olympus bots``), a real Redis, real websockets.
+
+A person's seat is driven by the test (the harness's random client); the computer plays the
+other seat over the websocket as a client. The bots' budgets are tiny and their reply delay
+is off (``OLYMPUS_BOT_ITERATIONS``, ``OLYMPUS_BOT_REPLY_SECONDS``): these tests are about the
+plumbing, not the play.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from process_harness import Player, ServerProcess, wait_until
+from service_harness import Oracle, setup_command
+from test_service_processes import Cluster, check_stream, cluster_on
+
+from olympus.rules import Faction
+from olympus.server.computer import bots_key
+from olympus.store import EmbeddedRedis
+
+BOT_ENV = {"OLYMPUS_BOT_ITERATIONS": "3", "OLYMPUS_BOT_REPLY_SECONDS": "0"}
+GAME_TIMEOUT = 120.0
+
+
+async def start(cluster: Cluster, name: str) -> ServerProcess:
+    process = ServerProcess(
+        name, cluster.redis_url, cluster.prefix, cluster.work_dir, env=cluster.env, bots=True
+    )
+    cluster.processes.append(process.spawn())
+    await process.wait_healthy()
+    return process
+
+
+async def person_against_computer(
+    cluster: Cluster, process: ServerProcess, **options: object
+) -> tuple[Player, dict]:
+    async with httpx.AsyncClient(base_url=process.url, timeout=10) as http:
+        reply = await http.post("/rooms/computer", json=options)
+        assert reply.status_code == 201, reply.text
+        room = reply.json()
+        summary = (await http.get(f"/rooms/{room['room']}")).json()
+    person = Faction(room["seat"])
+    assert summary["computer"] == {person.enemy.value: options.get("level", "normal")}
+    assert summary["seats"] == {"olympians": True, "chthonians": True}
+    player = await cluster.player(
+        person.value[:3], room["room"], room["epoch"], [process.ws_url], token=room["token"]
+    )
+    if not options.get("random_setup"):
+        reply = await (await player.command(setup_command(random.Random(1), person), "setup"))
+        assert reply["type"] == "ack", reply
+    return player, room
+
+
+@pytest.fixture
+async def cluster(redis_server: EmbeddedRedis, tmp_path: Path) -> AsyncIterator[Cluster]:
+    async with cluster_on(redis_server.url, tmp_path, env=BOT_ENV) as c:
+        yield c
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"side": "olympians", "level": "hard"},
+        {"side": "random", "level": "easy", "open_combat": True, "random_setup": True},
+    ],
+    ids=["hard", "random_setup"],
+)
+async def test_a_person_plays_the_computer_to_the_end(cluster: Cluster, options: dict) -> None:
+    process = await start(cluster, "a")
+    person, room = await person_against_computer(cluster, process, **options)
+    spectator = await cluster.player("spec", room["room"], room["epoch"], [process.ws_url])
+    players = [person, spectator]
+    await wait_until(lambda: person.over is not None, GAME_TIMEOUT, "the game's end", players)
+    await wait_until(lambda: spectator.over is not None, GAME_TIMEOUT, "the spectator's end")
+    oracle = Oracle(cluster.store, room["room"])
+    await oracle.sync()
+    assert oracle.state.result is not None
+    check_stream(person, oracle, Faction(room["seat"]))
+    check_stream(spectator, oracle, None)
+    async with asyncio.timeout(GAME_TIMEOUT):  # the record goes once the worker saw the end
+        while await cluster.redis.hlen(bots_key(cluster.prefix)):
+            await asyncio.sleep(0.05)
+
+
+async def test_the_computer_resumes_after_a_server_restart(cluster: Cluster) -> None:
+    """The server (and its bots worker) stops mid-game; a new one starts on the same port:
+    the bot's memory is rebuilt from its seat's events and the game goes on to its end."""
+    process = await start(cluster, "a")
+    person, room = await person_against_computer(cluster, process, side="chthonians")
+    await wait_until(lambda: (person.last_seq or 0) >= 20, GAME_TIMEOUT, "some moves", [person])
+    process.stop()  # SIGTERM: the service and its bots worker go
+    oracle = Oracle(cluster.store, room["room"])
+    await oracle.sync()
+    stopped_at = oracle.state.version
+    process.spawn()
+    await process.wait_healthy()
+    await wait_until(lambda: person.over is not None, GAME_TIMEOUT, "the game's end", [person])
+    await oracle.sync()
+    assert oracle.state.result is not None
+    check_stream(person, oracle, Faction.CHTHONIANS)
+    applied = await cluster.redis.hgetall(cluster.store.keys(room["room"]).commands)
+    by_the_bot = [
+        int(value.split(b":")[0]) for key, value in applied.items() if key.startswith(b"olympians:")
+    ]
+    assert min(by_the_bot) <= stopped_at < max(by_the_bot), "the computer played on both sides"
+
+
+async def test_the_computer_plays_itself_for_spectators(cluster: Cluster) -> None:
+    process = await start(cluster, "a")
+    async with httpx.AsyncClient(base_url=process.url, timeout=10) as http:
+        reply = await http.post("/rooms/watch", json={"olympians": "easy", "chthonians": "hard"})
+        assert reply.status_code == 201, reply.text
+        room = reply.json()
+        listed = [
+            r
+            for status in ("live", "finished")
+            for r in (await http.get("/rooms", params={"status": status})).json()["rooms"]
+        ]
+    [summary] = [r for r in listed if r["room"] == room["room"]]
+    assert summary["computer"] == {"olympians": "easy", "chthonians": "hard"}
+    spectator = await cluster.player("spec", room["room"], room["epoch"], [process.ws_url])
+    await wait_until(lambda: spectator.over is not None, GAME_TIMEOUT, "the end", [spectator])
+    oracle = Oracle(cluster.store, room["room"])
+    await oracle.sync()
+    check_stream(spectator, oracle, None)
