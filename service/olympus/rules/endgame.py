@@ -8,7 +8,7 @@ from .board import PALACE
 from .characters import Faction
 from .state import GameState, Phase
 
-CHTHONIAN_LEADERS: Final = ("Hades", "Persephone")
+CHTHONIAN_LEADERS: Final[tuple[str, ...]] = ("Hades", "Persephone")
 
 
 def outcome(state: GameState) -> tuple[str, str] | None:

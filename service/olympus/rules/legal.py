@@ -152,9 +152,11 @@ _PLAIN: Final[tuple[Form, ...]] = (((), False),)  # the only form of most moves
 
 # The fields ``legal_actions`` has always passed to ``cmd.Move`` (``steps`` only for a walk):
 # the listed command is built with the same ones, so that it has the same ``model_fields_set``.
-_MOVE_GIVEN: Final = ("units", "to", "fly", "reveal", "use_power")
-_WALK_GIVEN: Final = (*_MOVE_GIVEN, "steps")
-_COMMIT_GIVEN: Final = ("maneuver", "energy", "reveal")
+# (Typed tuple[str, ...]: mypyc keeps a tuple of fixed length unboxed and would box it anew at
+# every use.)
+_MOVE_GIVEN: Final[tuple[str, ...]] = ("units", "to", "fly", "reveal", "use_power")
+_WALK_GIVEN: Final[tuple[str, ...]] = (*_MOVE_GIVEN, "steps")
+_COMMIT_GIVEN: Final[tuple[str, ...]] = ("maneuver", "energy", "reveal")
 _MOVE: Final = cmd.Move  # read once per listed move: a constant, not a module attribute
 
 
@@ -185,7 +187,8 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
         origins.setdefault(state.positions[unit], []).append(unit)
     groups: list[tuple[tuple[str, ...], bool]] = []
     for units in origins.values():
-        for size in range(1, len(units) + 1):
+        groups += [((u,), False) for u in units]  # one alone: no combinations object to make
+        for size in range(2, len(units) + 1):
             groups += [(group, False) for group in combinations(units, size)]
         groups += [((u,), True) for u in units if BY_NAME[u].flier]
     return groups

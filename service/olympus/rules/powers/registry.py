@@ -28,23 +28,27 @@ def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...
     With ``hook`` (the name of a ``Power`` method), only the powers that override it: the
     others leave the rules as they are there, so a hot loop need not ask them.
 
-    Asked for every candidate move (legal_actions): the answers are remembered in a plain dict,
-    which is cheaper to ask than ``lru_cache``. It stays small: the units asked about are one
-    side's (12 characters), so there are at most 2 × 2¹² sets × the hooks, and in play far fewer
-    (groups of up to 4, a side's hidden or revealed units).
+    Asked for every candidate move (legal_actions): the answers are remembered in plain dicts,
+    one per hook, keyed by the units (cheaper to ask than ``lru_cache`` or a (units, hook)
+    key). They stay small: the units asked about are one side's (12 characters), so there are
+    at most 2 × 2¹² sets per hook, and in play far fewer (groups of up to 4, a side's hidden or
+    revealed units).
     """
-    key = (units if isinstance(units, tuple) else tuple(units), hook)
-    found = _POWERS_OF.get(key)
+    group = units if isinstance(units, tuple) else tuple(units)
+    known = _POWERS_OF.get(hook)
+    if known is None:
+        known = _POWERS_OF[hook] = {}
+    found = known.get(group)
     if found is None:
-        found = _POWERS_OF[key] = tuple(
+        found = known[group] = tuple(
             POWERS[u]
-            for u in sorted(key[0], key=ORDER.__getitem__)
+            for u in sorted(group, key=ORDER.__getitem__)
             if u in POWERS and (hook is None or _overrides(POWERS[u], hook))
         )
     return found
 
 
-_POWERS_OF: Final[dict[tuple[tuple[str, ...], str | None], tuple[Power, ...]]] = {}
+_POWERS_OF: Final[dict[str | None, dict[tuple[str, ...], tuple[Power, ...]]]] = {}
 
 
 def _overrides(power: Power, hook: str) -> bool:
