@@ -126,6 +126,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="py-spy record the server over the window into FILE (collapsed stacks);\n"
         "needs py-spy (.venv/bin/pip install py-spy)",
     )
+    p.add_argument(
+        "--bot-rooms",
+        type=int,
+        default=0,
+        help="rooms where the computer plays itself (POST /rooms/watch) during the run: the\n"
+        "server's bots worker searches beside the measured rooms; its CPU is reported apart (0)",
+    )
+    p.add_argument(
+        "--bot-level",
+        choices=("easy", "normal", "hard"),
+        default="hard",
+        help="the level of both bots of each --bot-rooms room (hard: the longest searches)",
+    )
     p.add_argument("--json", default=None, help="also write the results to this file")
     args = p.parse_args(argv)
     if args.rooms is None:
@@ -197,6 +210,7 @@ class Server:
         self.bench_redis: Any = None  # an EmbeddedRedis of the bench's own (everysec)
         self.redis_pid: int | None = None
         self.worker_pids: list[int] = []
+        self.bots_pids: list[int] = []
         self.cluster: LocalCluster | None = None
 
     @property
@@ -214,7 +228,9 @@ class Server:
             self.bench_redis = EmbeddedRedis(self.work / "redis", appendfsync="everysec").start()
             redis_url = self.bench_redis.url
             self.redis_pid = self.bench_redis.pid
-        command = [sys.executable, "-m", "olympus.cli", "serve", "--no-bots", "--host", "127.0.0.1"]
+        command = [sys.executable, "-m", "olympus.cli", "serve", "--host", "127.0.0.1"]
+        if not self.args.bot_rooms:
+            command.append("--no-bots")
         command += ["--workers", str(self.args.workers_server)]
         command += ["--port", str(self.port), "--data-dir", str(self.work / "data")]
         if redis_url:
@@ -244,11 +260,15 @@ class Server:
         redis = [k for k in kids if Path(f"/proc/{k}/comm").read_text().strip() == "redis-server"]
         if self.redis_pid is None and redis:
             self.redis_pid = redis[0]
-        self.worker_pids = [k for k in kids if k not in redis]
+        self.bots_pids = [k for k in kids if b"\0bots\0" in Path(f"/proc/{k}/cmdline").read_bytes()]
+        self.worker_pids = [k for k in kids if k not in redis and k not in self.bots_pids]
 
     def pids(self) -> dict[str, list[int]]:
-        """The processes whose CPU is measured: the server's (all workers) and Redis'."""
+        """The processes whose CPU is measured: the server's (all workers), Redis' and the
+        bots worker's (``--bot-rooms``), each apart."""
         found = {"server": [self.proc.pid, *self.worker_pids]} if self.proc else {}
+        if self.bots_pids:
+            found["bots"] = self.bots_pids
         if self.redis_pid:
             found["redis"] = [self.redis_pid]
         if self.cluster is not None:
@@ -750,6 +770,9 @@ def main(argv: list[str] | None = None) -> int:
         url = server.url
     try:
         time.sleep(1.0)
+        for _ in range(args.bot_rooms):  # the computer plays itself there, thinking all along
+            levels = {"olympians": args.bot_level, "chthonians": args.bot_level}
+            httpx.post(f"{url}/rooms/watch", json=levels, timeout=10).raise_for_status()
         pids = {} if args.url else server.pids()
         rss_before = {k: sum(map(rss_kb, p)) for k, p in pids.items()}
         ctx = multiprocessing.get_context("spawn")
@@ -875,6 +898,7 @@ def main(argv: list[str] | None = None) -> int:
             **{f"p{q}": round(percentile(legal_ms, q), 2) for q in (50, 95, 99)},
         },
         "cpu_percent": {k: round(v, 1) for k, v in cpu.items()},
+        "bot_rooms": args.bot_rooms,
         "load_generator_cpu_percent": round(gen_cpu, 1),
         "rss_mb": {k: round(v / 1024, 1) for k, v in rss_after.items()},
         "rss_growth_kb_per_room": {
