@@ -26,7 +26,6 @@ function variantsText(room) {
   if (room.challenge) bits.push(`Challenge (Chthonians ${o.challenge > 0 ? "+" : ""}${o.challenge ?? 0})`);
   if (o.move_seconds) bits.push(`${duration(o.move_seconds)}/move`);
   if (o.commit_seconds) bits.push(`${duration(o.commit_seconds)}/commitment`);
-  for (const [side, level] of Object.entries(room.computer || {})) bits.push(`${FACTION_NAME[side]}: Computer (${level})`);
   return bits.join(", ") || "Standard";
 }
 
@@ -47,10 +46,14 @@ function keepName() {
   if (input) saveDisplayName(input.value);
 }
 
-/** "Ann (Olympians) vs Bob (Chthonians)": the players' names as the lobby shows them. */
+/** "Ann (Olympians) vs Computer (hard) (Chthonians)": the players as the lobby shows them (a
+ * seat the computer plays by its level, api.md: a room's ``computer``). */
 function playersText(room) {
   const names = room.names || {};
-  const who = Object.keys(room.seats || {}).filter((s) => room.seats[s]).map((s) => `${names[s] || "anonymous"} (${FACTION_NAME[s]})`);
+  const computer = room.computer || {};
+  const who = Object.keys(room.seats || {})
+    .filter((s) => room.seats[s])
+    .map((s) => `${computer[s] ? `Computer (${computer[s]})` : names[s] || "anonymous"} (${FACTION_NAME[s]})`);
   return who.join(" vs ") || "—";
 }
 
