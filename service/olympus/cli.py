@@ -19,18 +19,7 @@ def parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the game service")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    serve.add_argument(
-        "--redis-url",
-        default=os.environ.get("REDIS_URL"),
-        help="Redis to use (default $REDIS_URL; none: an embedded Redis in the data dir);"
-        " a Redis Cluster as redis+cluster://HOST:PORT[,HOST:PORT...]",
-    )
-    serve.add_argument(
-        "--redis-cluster",
-        metavar="HOST:PORT[,HOST:PORT...]",
-        default=None,
-        help="a Redis Cluster, by some of its nodes (the same as --redis-url redis+cluster://...)",
-    )
+    redis_arguments(serve, "none: an embedded Redis in the data dir")
     serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
     serve.add_argument(
         "--workers",
@@ -53,11 +42,27 @@ def parser() -> argparse.ArgumentParser:
         "bots", help="play the computer's seats of a service over its websocket (docs/bots.md)"
     )
     bots.add_argument("--server", required=True, help="the service's websocket, ws://HOST:PORT/ws")
-    bots.add_argument(
-        "--redis-url", default=os.environ.get("REDIS_URL"), required="REDIS_URL" not in os.environ
-    )
+    redis_arguments(bots, "one of the two is required")
     bots.add_argument("--shard", default="0/1", help="I/N: play the seats of shard I of N")
     return top
+
+
+def redis_arguments(command: argparse.ArgumentParser, without: str) -> None:
+    """``--redis-url`` or ``--redis-cluster``: the same two forms wherever a command meets the
+    service's Redis, so that the bots worker runs wherever the service does."""
+    redis = command.add_mutually_exclusive_group()
+    redis.add_argument(
+        "--redis-url",
+        default=os.environ.get("REDIS_URL"),
+        help=f"Redis to use (default $REDIS_URL; {without});"
+        " a Redis Cluster as redis+cluster://HOST:PORT[,HOST:PORT...]",
+    )
+    redis.add_argument(
+        "--redis-cluster",
+        metavar="HOST:PORT[,HOST:PORT...]",
+        default=None,
+        help="a Redis Cluster, by some of its nodes (the same as --redis-url redis+cluster://...)",
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,6 +30,7 @@ from service_harness import Loopback, WsClient
 
 from olympus.bots import pick_action
 from olympus.rules import LegalAction, parse_command
+from olympus.server.redis_clients import CLUSTER_SCHEME
 
 START_TIMEOUT = 30.0
 # Errors after which the same command is sent again (rate_limited names the refused id).
@@ -104,7 +105,10 @@ class ServerProcess(Loopback):
             "--data-dir",
             str(self.data_dir),
         ]
-        if self.redis_url is not None:  # None: the process starts its embedded Redis
+        if self.redis_url is not None and self.redis_url.startswith(CLUSTER_SCHEME):
+            # a cluster the way an operator names it: --redis-cluster HOST:PORT,...
+            command += ["--redis-cluster", self.redis_url.removeprefix(CLUSTER_SCHEME)]
+        elif self.redis_url is not None:  # None: the process starts its embedded Redis
             command += ["--redis-url", self.redis_url]
         if not self.bots:
             command.append("--no-bots")

@@ -22,7 +22,9 @@ from test_service_processes import Cluster, check_stream, cluster_on
 
 from olympus.rules import Faction
 from olympus.server.computer import bots_key
+from olympus.server.redis_clients import cluster_url
 from olympus.store import EmbeddedRedis
+from olympus.store.local_cluster import LocalCluster
 
 BOT_ENV = {"OLYMPUS_BOT_ITERATIONS": "3", "OLYMPUS_BOT_REPLY_SECONDS": "0"}
 GAME_TIMEOUT = 120.0
@@ -129,3 +131,30 @@ async def test_the_computer_plays_itself_for_spectators(cluster: Cluster) -> Non
     oracle = Oracle(cluster.store, room["room"])
     await oracle.sync()
     check_stream(spectator, oracle, None)
+
+
+async def test_the_computer_plays_on_a_redis_cluster(
+    redis_cluster: LocalCluster, tmp_path: Path
+) -> None:
+    """``olympus serve --redis-cluster`` starts its bots worker on the cluster too: the worker
+    reads the computer's seat there, plays it to the end over process A (a spectator watches
+    on B), and deletes its record."""
+    async with cluster_on(cluster_url(redis_cluster.startup), tmp_path, env=BOT_ENV) as cluster:
+        a = await start(cluster, "a")
+        [b] = await cluster.start("b")
+        person, room = await person_against_computer(cluster, a, side="olympians", level="easy")
+        spectator = await cluster.player("spec", room["room"], room["epoch"], [b.ws_url])
+        players = [person, spectator]
+        await wait_until(lambda: person.over is not None, GAME_TIMEOUT, "the game's end", players)
+        await wait_until(lambda: spectator.over is not None, GAME_TIMEOUT, "the spectator's end")
+        oracle = Oracle(cluster.store, room["room"])
+        await oracle.sync()
+        assert oracle.state.result is not None
+        check_stream(person, oracle, Faction.OLYMPIANS)
+        check_stream(spectator, oracle, None)
+        applied = await cluster.redis.hgetall(cluster.store.keys(room["room"]).commands)
+        by_the_bot = [key for key in applied if key.startswith(b"chthonians:bot-")]
+        assert len(by_the_bot) >= 5, applied
+        async with asyncio.timeout(GAME_TIMEOUT):  # the record goes once the worker saw the end
+            while await cluster.redis.hlen(bots_key(cluster.prefix)):
+                await asyncio.sleep(0.05)

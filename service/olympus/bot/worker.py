@@ -29,13 +29,14 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import Any
 
-from redis.asyncio import Redis
+from redis.exceptions import RedisClusterException, RedisError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from olympus.rules import Faction
 from olympus.server import logs
 from olympus.server.computer import BotSeat, bots_key
+from olympus.server.redis_clients import chosen_url, command_client
 from olympus.server.settings import Settings
 
 from .levels import LEVELS, Level
@@ -65,8 +66,9 @@ BACKOFF_SECONDS = (0.1, 0.3, 1.0, 2.0)
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     ws_url: str
-    redis_url: str
-    prefix: str = "olympus"
+    # The service's Redis and key prefix: the worker reaches Redis with the service's own
+    # client, so it runs wherever the service does, on one Redis or a Redis Cluster.
+    settings: Settings
     min_reply_seconds: float = 0.8
     max_iterations: int | None = None  # caps every level's iterations (tests)
     shard: int = 0
@@ -194,8 +196,8 @@ class SeatPlayer:
 
 async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
     """Play every recorded bot seat of this shard until ``stop`` is set."""
-    redis = Redis.from_url(config.redis_url)
-    key = bots_key(config.prefix)
+    redis = command_client(config.settings)
+    key = bots_key(config.settings.prefix)
     running: dict[str, asyncio.Task[None]] = {}
     stop = stop or asyncio.Event()
 
@@ -208,7 +210,7 @@ async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) ->
         while not stop.is_set():
             try:
                 records = await redis.hgetall(key)
-            except OSError as error:
+            except (OSError, RedisError, RedisClusterException) as error:  # Redis down, failover
                 log.warning("bots: cannot read the bot seats: %r", error)
                 records = {}
             for field, raw in records.items():
@@ -232,10 +234,12 @@ def main(args: argparse.Namespace) -> int:
     logs.configure()
     idle_priority()
     shard, _, shards = args.shard.partition("/")
+    redis_url = chosen_url(args.redis_url, args.redis_cluster)
+    if redis_url is None:
+        raise SystemExit("olympus bots: --redis-url, --redis-cluster or REDIS_URL is required")
     config = WorkerConfig(
         ws_url=args.server,
-        redis_url=args.redis_url,
-        prefix=Settings.from_env(redis_url=args.redis_url).prefix,
+        settings=Settings.from_env(redis_url=redis_url),
         min_reply_seconds=float(os.environ.get("OLYMPUS_BOT_REPLY_SECONDS", "0.8")),
         max_iterations=_int_or_none(os.environ.get("OLYMPUS_BOT_ITERATIONS")),
         shard=int(shard),

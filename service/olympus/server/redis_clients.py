@@ -33,6 +33,12 @@ def cluster_url(nodes: str) -> str:
     return CLUSTER_SCHEME + nodes
 
 
+def chosen_url(redis_url: str | None, redis_cluster: str | None) -> str | None:
+    """The one URL of the command line's ``--redis-url`` or ``--redis-cluster`` (``olympus
+    serve``, ``olympus bots``); None: neither was given."""
+    return cluster_url(redis_cluster) if redis_cluster else redis_url
+
+
 def cluster_nodes(url: str) -> list[tuple[str, int]] | None:
     """The startup nodes of a cluster URL, None for a single Redis."""
     if not url.startswith(CLUSTER_SCHEME):

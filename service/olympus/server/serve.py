@@ -27,7 +27,7 @@ from olympus.store import EmbeddedRedis
 
 from . import logs
 from .app import create_app
-from .redis_clients import cluster_url
+from .redis_clients import chosen_url
 from .settings import Settings
 from .workers import Supervisor, listening_socket
 
@@ -86,7 +86,7 @@ def cli_serve(args: argparse.Namespace) -> int:
 
 def _serve(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
-        redis_url = cluster_url(args.redis_cluster) if args.redis_cluster else args.redis_url
+        redis_url = chosen_url(args.redis_url, args.redis_cluster)
         if not redis_url:
             data_dir = Path(args.data_dir) / "redis"
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
