@@ -20,8 +20,10 @@ from process_harness import Player, ServerProcess, wait_until
 from service_harness import Oracle, setup_command
 from test_service_processes import Cluster, check_stream, cluster_on
 
+from olympus.bot.worker import WorkerConfig
 from olympus.rules import Faction
-from olympus.server.computer import bots_key
+from olympus.server import Settings
+from olympus.server.computer import BOT_BUCKETS, room_bots_key
 from olympus.server.redis_clients import cluster_url
 from olympus.store import EmbeddedRedis
 from olympus.store.local_cluster import LocalCluster
@@ -49,6 +51,10 @@ async def person_against_computer(
         summary = (await http.get(f"/rooms/{room['room']}")).json()
     person = Faction(room["seat"])
     assert summary["computer"] == {person.enemy.value: options.get("level", "normal")}
+    # The computer's seat is recorded in its room's bucket, where the workers look. (The game
+    # cannot end before the test's person plays.)
+    field = f"{room['room']}:{person.enemy.value}"
+    assert await cluster.redis.hexists(room_bots_key(cluster.prefix, room["room"]), field)
     assert summary["seats"] == {"olympians": True, "chthonians": True}
     player = await cluster.player(
         person.value[:3], room["room"], room["epoch"], [process.ws_url], token=room["token"]
@@ -63,6 +69,24 @@ async def person_against_computer(
 async def cluster(redis_server: EmbeddedRedis, tmp_path: Path) -> AsyncIterator[Cluster]:
     async with cluster_on(redis_server.url, tmp_path, env=BOT_ENV) as c:
         yield c
+
+
+@pytest.mark.parametrize(
+    ("shards", "reads"), [(1, 64), (2, 64), (3, 192), (64, 64), (128, 128)], ids=str
+)
+def test_each_seat_is_in_a_bucket_its_shard_reads(shards: int, reads: int) -> None:
+    """``olympus bots --shard I/N``: each room's seats belong to one worker, which reads the
+    bucket that holds them. The workers together read each bucket N / gcd(N, BOT_BUCKETS)
+    times: once when N divides the buckets, twice for 128, three times for 3."""
+    assert BOT_BUCKETS == 64  # the reads above
+    settings = Settings(redis_url="redis://unused", prefix="p")
+    workers = [WorkerConfig("ws://unused", settings, shard=i, shards=shards) for i in range(shards)]
+    for n in range(2000):
+        room = f"room{n}"
+        [owner] = [worker for worker in workers if worker.mine(room)]
+        assert room_bots_key("p", room) in owner.record_keys()
+    assert all(worker.record_keys()[0] == "p:bots" for worker in workers)  # the unbucketed hash
+    assert sum(len(worker.record_keys()) - 1 for worker in workers) == reads
 
 
 @pytest.mark.parametrize(
@@ -86,7 +110,7 @@ async def test_a_person_plays_the_computer_to_the_end(cluster: Cluster, options:
     check_stream(person, oracle, Faction(room["seat"]))
     check_stream(spectator, oracle, None)
     async with asyncio.timeout(GAME_TIMEOUT):  # the record goes once the worker saw the end
-        while await cluster.redis.hlen(bots_key(cluster.prefix)):
+        while await cluster.redis.hlen(room_bots_key(cluster.prefix, room["room"])):
             await asyncio.sleep(0.05)
 
 
@@ -133,6 +157,27 @@ async def test_the_computer_plays_itself_for_spectators(cluster: Cluster) -> Non
     check_stream(spectator, oracle, None)
 
 
+async def test_a_seat_recorded_by_an_older_version_is_played_too(cluster: Cluster) -> None:
+    """Versions before the buckets kept every bot seat in one hash, ``<prefix>:bots``: a seat
+    recorded there before an upgrade is played to its end by a new worker, then deleted."""
+    [a] = await cluster.start("a")  # no bots worker yet
+    person, room = await person_against_computer(cluster, a, side="olympians", level="easy")
+    bucket, legacy = room_bots_key(cluster.prefix, room["room"]), f"{cluster.prefix}:bots"
+    field = f"{room['room']}:chthonians"
+    record = await cluster.redis.hget(bucket, field)
+    await cluster.redis.hset(legacy, field, record)
+    await cluster.redis.hdel(bucket, field)
+    await start(cluster, "b")  # its bots worker plays over B, the person over A
+    await wait_until(lambda: person.over is not None, GAME_TIMEOUT, "the game's end", [person])
+    oracle = Oracle(cluster.store, room["room"])
+    await oracle.sync()
+    check_stream(person, oracle, Faction.OLYMPIANS)
+    async with asyncio.timeout(GAME_TIMEOUT):
+        while await cluster.redis.hlen(legacy):
+            await asyncio.sleep(0.05)
+    assert not await cluster.redis.hlen(bucket)
+
+
 async def test_the_computer_plays_on_a_redis_cluster(
     redis_cluster: LocalCluster, tmp_path: Path
 ) -> None:
@@ -156,5 +201,5 @@ async def test_the_computer_plays_on_a_redis_cluster(
         by_the_bot = [key for key in applied if key.startswith(b"chthonians:bot-")]
         assert len(by_the_bot) >= 5, applied
         async with asyncio.timeout(GAME_TIMEOUT):  # the record goes once the worker saw the end
-            while await cluster.redis.hlen(bots_key(cluster.prefix)):
+            while await cluster.redis.hlen(room_bots_key(cluster.prefix, room["room"])):
                 await asyncio.sleep(0.05)

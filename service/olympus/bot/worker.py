@@ -11,7 +11,8 @@ game is over the record is deleted.
 
 Searches run in threads (``asyncio.to_thread``), so a thinking bot does not stop the worker's
 sockets. A reply comes no sooner than ``min_reply_seconds`` after the options, so that a person
-can follow. Several workers share the seats by ``--shard I/N`` (a hash of the room id).
+can follow. Several workers share the seats by ``--shard I/N`` (a hash of the room id), each
+reading only the buckets of records that may hold its seats (``WorkerConfig.record_keys``).
 """
 
 from __future__ import annotations
@@ -22,10 +23,10 @@ import contextlib
 import itertools
 import json
 import logging
+import math
 import os
 import signal
 import time
-import zlib
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -35,7 +36,13 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from olympus.rules import Faction
 from olympus.server import logs
-from olympus.server.computer import BotSeat, bots_key
+from olympus.server.computer import (
+    BOT_BUCKETS,
+    BotSeat,
+    bot_hash,
+    bots_key,
+    legacy_bots_key,
+)
 from olympus.server.redis_clients import chosen_url, command_client
 from olympus.server.settings import Settings
 
@@ -82,7 +89,19 @@ class WorkerConfig:
         return replace(level, budget=replace(level.budget, iterations=iterations))
 
     def mine(self, room: str) -> bool:
-        return zlib.crc32(room.encode()) % self.shards == self.shard
+        return bot_hash(room) % self.shards == self.shard
+
+    def record_keys(self) -> list[str]:
+        """The hashes that may hold this shard's seats. A room is in bucket ``b`` when its hash
+        is ``b`` mod BOT_BUCKETS, and of this shard when it is ``shard`` mod ``shards``: both at
+        once only if ``b`` is ``shard`` mod their gcd. So with a number of shards that divides
+        BOT_BUCKETS each worker reads its own buckets alone, with a multiple of it one bucket
+        that it shares, and with an odd number every bucket. The unbucketed hash of older
+        versions goes with them."""
+        step = math.gcd(self.shards, BOT_BUCKETS)
+        prefix = self.settings.prefix
+        buckets = range(self.shard % step, BOT_BUCKETS, step)
+        return [legacy_bots_key(prefix), *(bots_key(prefix, bucket) for bucket in buckets)]
 
 
 def _messages(frame: str | bytes) -> list[dict[str, Any]]:
@@ -197,29 +216,33 @@ class SeatPlayer:
 async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
     """Play every recorded bot seat of this shard until ``stop`` is set."""
     redis = command_client(config.settings)
-    key = bots_key(config.settings.prefix)
+    keys = config.record_keys()
     running: dict[str, asyncio.Task[None]] = {}
     stop = stop or asyncio.Event()
 
-    async def play(record: BotSeat) -> None:
+    async def play(key: str, record: BotSeat) -> None:
         await SeatPlayer(record, config).run()
         await redis.hdel(key, record.field)
         log.info("bot %s: game over", record.field)
 
     try:
         while not stop.is_set():
+            pipe = redis.pipeline(transaction=False)  # one round trip per node for all keys
+            for key in keys:
+                pipe.hgetall(key)
             try:
-                records = await redis.hgetall(key)
+                found = dict(zip(keys, await pipe.execute(), strict=True))
             except (OSError, RedisError, RedisClusterException) as error:  # Redis down, failover
                 log.warning("bots: cannot read the bot seats: %r", error)
-                records = {}
-            for field, raw in records.items():
-                name = field.decode()
-                task = running.get(name)
-                if (task is None or task.done()) and config.mine(name.split(":")[0]):
-                    if task is not None and task.exception() is not None:
-                        log.error("bot %s failed: %r", name, task.exception())
-                    running[name] = asyncio.create_task(play(BotSeat.decode(raw)))
+                found = {}
+            for key, records in found.items():
+                for field, raw in records.items():
+                    name = field.decode()
+                    task = running.get(name)
+                    if (task is None or task.done()) and config.mine(name.split(":")[0]):
+                        if task is not None and task.exception() is not None:
+                            log.error("bot %s failed: %r", name, task.exception())
+                        running[name] = asyncio.create_task(play(key, BotSeat.decode(raw)))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), POLL_SECONDS)
     finally:
