@@ -636,38 +636,48 @@ async def test_the_first_command_after_redis_returns_is_taken(
 # -- on a Redis Cluster -----------------------------------------------------------------------
 
 
-async def test_a_game_over_two_processes_on_a_redis_cluster(
+async def test_games_over_two_processes_on_a_redis_cluster(
     redis_cluster: LocalCluster, work_dir: Path
 ) -> None:
-    """``olympus serve --redis-cluster``: two processes, seats and spectators spread over
-    both, a whole game on a cluster of 3 masters and 3 replicas; every stream is the log's."""
+    """``olympus serve --redis-cluster``: two processes play three games at once to their end
+    on a cluster of 3 masters and 3 replicas, each game's seats on both processes (created on
+    either) and a spectator on each; every stream is the log's."""
     async with cluster_on(cluster_url(redis_cluster.startup), work_dir) as cluster:
         a, b = await cluster.start("a", "b")
-        game = await new_game(a)
-        seats = await cluster.seats(game, {OLY: [a.ws_url], CHT: [b.ws_url]})
-        spectators = [
-            await cluster.player(name, game.room, game.epoch, [server.ws_url])
-            for name, server in (("spec-a", a), ("spec-b", b))
-        ]
-        await setups(seats)
-        players = [*seats.values(), *spectators]
-        await play_to_the_end(cluster, players)
+        tables = []
+        for n in range(3):
+            here, there = (a, b) if n % 2 == 0 else (b, a)
+            game = await new_game(here)
+            seats = await cluster.seats(game, {OLY: [here.ws_url], CHT: [there.ws_url]})
+            spectators = [
+                await cluster.player(f"spec-{server.name}", game.room, game.epoch, [server.ws_url])
+                for server in (a, b)
+            ]
+            tables.append((game, seats, spectators))
+        await asyncio.gather(*(setups(seats, seed=n) for n, (_, seats, _) in enumerate(tables)))
+        await play_to_the_end(cluster, cluster.players)
 
-        oracle = Oracle(cluster.store, game.room)
-        await oracle.sync()
-        assert oracle.state.result is not None
-        for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT])):
-            check_stream(player, oracle, audience)
-            check_refusals(player)
-        for spectator in spectators:
-            check_stream(spectator, oracle, None)
-        await check_commands(cluster, oracle, list(seats.values()))
-        await check_final_view([a, b], oracle)
-        await check_sharded_hints(redis_cluster, cluster, game.room)
-        # Every key of the room is on one master: its scripts never cross slots.
-        keys = cluster.store.keys(game.room)
-        owners = {redis_cluster.master_of(k).port for k in (keys.meta, keys.events, keys.commands)}
-        assert len(owners) == 1
+        logs = []
+        for game, seats, spectators in tables:
+            oracle = Oracle(cluster.store, game.room)
+            await oracle.sync()
+            assert oracle.state.result is not None
+            logs.append(oracle.log())
+            for audience, player in ((OLY, seats[OLY]), (CHT, seats[CHT])):
+                check_stream(player, oracle, audience)
+                check_refusals(player)
+            for spectator in spectators:
+                check_stream(spectator, oracle, None)
+            await check_commands(cluster, oracle, list(seats.values()))
+            await check_final_view([a, b], oracle)
+            await check_sharded_hints(redis_cluster, cluster, game.room)
+            # Every key of the room is on one master: its scripts never cross slots.
+            keys = cluster.store.keys(game.room)
+            owners = {
+                redis_cluster.master_of(k).port for k in (keys.meta, keys.events, keys.commands)
+            }
+            assert len(owners) == 1
+        assert all(logs.count(log) == 1 for log in logs), "three games, not one game thrice"
 
 
 async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
