@@ -1,10 +1,11 @@
-"""Fixtures shared by every test directory: one real redis-server per test session, and (for
-the tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas."""
+"""Fixtures shared by every test directory: one real redis-server per test session, (for the
+tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas, and the failover
+report in the terminal summary."""
 
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,3 +29,23 @@ def redis_cluster() -> Iterator[LocalCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+FAILOVER_REPORT = pytest.StashKey[list[str]]()
+
+
+@pytest.fixture
+def failover_report(request: pytest.FixtureRequest) -> Callable[[str], None]:
+    """Report a line in the "failover report" section of the terminal summary. What a failover
+    test saw survive is a finding to read in every run, not only when it fails: a print would be
+    swallowed by pytest's capture."""
+    lines = request.config.stash.setdefault(FAILOVER_REPORT, [])
+    return lambda line: lines.append(f"{request.node.name}: {line}")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    lines = terminalreporter.config.stash.get(FAILOVER_REPORT, [])
+    if lines:
+        terminalreporter.section("failover report")
+        for line in lines:
+            terminalreporter.write_line(line)

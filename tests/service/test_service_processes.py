@@ -23,7 +23,7 @@ import os
 import random
 import signal
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from olympus.rules import Faction, legal_actions
 from olympus.rules.observation import view
 from olympus.server import Settings
 from olympus.server.redis_clients import cluster_url, command_client
-from olympus.store import EmbeddedRedis, EventStore
+from olympus.store import EmbeddedRedis, EventStore, StoredEvent
 from olympus.store.local_cluster import LocalCluster
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
@@ -243,6 +243,38 @@ async def check_sharded_hints(redis_cluster: LocalCluster, cluster: Cluster, roo
         30,
         f"both processes subscribed at {master.address} only",
     )
+
+
+def acked_ids(seats: dict[Faction, Player]) -> set[str]:
+    """The commands the seats saw acknowledged so far, as the store names them."""
+    return {f"{faction.value}:{ack['id']}" for faction, p in seats.items() for ack in p.acks}
+
+
+async def report_survivors(
+    report: Callable[[str], None],
+    cluster: Cluster,
+    room: str,
+    seats: dict[Faction, Player],
+    acked_before: set[str],
+    log_before: list[StoredEvent],
+) -> list[str]:
+    """Which acknowledged commands, and which events of the log read just before the kill, are
+    in the log the promoted replica serves: reported (conftest ``failover_report``). Returns
+    the acknowledged commands lost."""
+    applied = await cluster.redis.hgetall(cluster.store.keys(room).commands)
+    acked = acked_ids(seats)
+    lost = sorted(i for i in acked if i.encode() not in applied)
+    log_after = await cluster.store.read(room)
+    kept = 0  # the length of the history the two logs share
+    while kept < min(len(log_before), len(log_after)) and log_before[kept] == log_after[kept]:
+        kept += 1
+    report(
+        f"{len(acked)} commands acknowledged ({len(acked_before)} before the kill), "
+        f"{len(acked) - len(lost)} in the log after the failover, lost: {lost or 'none'}; "
+        f"of the {len(log_before)} events in the log just before the kill, the first {kept} "
+        f"are in it after (of {len(log_after)})"
+    )
+    return lost
 
 
 async def check_final_view(processes: list[ServerProcess], oracle: Oracle) -> None:
@@ -681,13 +713,14 @@ async def test_games_over_two_processes_on_a_redis_cluster(
 
 
 async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
-    tmp_path_factory: pytest.TempPathFactory, work_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, work_dir: Path, failover_report: Callable[[str], None]
 ) -> None:
     """kill -9 of the master that owns a live room's slot: its replica is promoted, the two
     processes find it (MOVED, a fresh topology), the bots resend what got ``unavailable``, and
     the game finishes the same for everyone. Redis replicates asynchronously: an acknowledged
     event the replica had not received when its master died is lost with it. The test reports
-    which acknowledged commands survived (docs/operations.md, "On a Redis Cluster")."""
+    which acknowledged commands and events survived in the terminal summary's "failover
+    report" (docs/operations.md, "On a Redis Cluster")."""
     redis_cluster = LocalCluster(tmp_path_factory.mktemp("failover")).start()
     try:
         async with cluster_on(cluster_url(redis_cluster.startup), work_dir) as cluster:
@@ -708,7 +741,8 @@ async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
             )
             keys = cluster.store.keys(game.room)
             master = redis_cluster.master_of(keys.events)
-            acked_before = {f"{f.value}:{x['id']}" for f, p in seats.items() for x in p.acks}
+            acked_before = acked_ids(seats)
+            log_before = await cluster.store.read(game.room)
             master.kill()
             for player in seats.values():
                 await player.release()  # commands now meet the failover
@@ -720,17 +754,16 @@ async def test_a_master_killed_mid_game_fails_over_and_the_game_finishes(
             assert oracle.state.result is not None
             await check_final_view([a, b], oracle)
             await check_sharded_hints(redis_cluster, cluster, game.room)  # at the promoted one
-            applied = await cluster.redis.hgetall(keys.commands)
-            acked = {f"{f.value}:{x['id']}" for f, p in seats.items() for x in p.acks}
-            lost = sorted(i for i in acked if i.encode() not in applied)
-            print(f"failover: {len(acked)} acks, {len(acked_before)} before the kill, lost {lost}")
+            lost = await report_survivors(
+                failover_report, cluster, game.room, seats, acked_before, log_before
+            )
             assert set(lost) <= acked_before  # only what the dead master held alone
     finally:
         redis_cluster.stop()
 
 
 async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
-    tmp_path_factory: pytest.TempPathFactory, work_dir: Path
+    tmp_path_factory: pytest.TempPathFactory, work_dir: Path, failover_report: Callable[[str], None]
 ) -> None:
     """``OLYMPUS_APPEND_REPLICAS=1``: a command is acknowledged only once a replica has its
     events, so killing the room's master while the bots play (commands in flight) loses no
@@ -751,6 +784,8 @@ async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
             await wait_until(lambda: sum(len(p.acks) for p in players) >= 8, 30, "moves", players)
             keys = cluster.store.keys(game.room)
             master = redis_cluster.master_of(keys.events)
+            acked_before = acked_ids(seats)
+            log_before = await cluster.store.read(game.room)
             master.kill()  # mid-game: commands in flight meet it
             assert redis_cluster.wait_served(keys.events) is not master
             master.start()  # back on its AOF and nodes.conf: a replica of the promoted one
@@ -758,6 +793,10 @@ async def test_with_append_replicas_a_failover_loses_no_acknowledged_command(
             oracle = Oracle(cluster.store, game.room)
             await oracle.sync()
             assert oracle.state.result is not None
+            lost = await report_survivors(
+                failover_report, cluster, game.room, seats, acked_before, log_before
+            )
+            assert lost == []
             await check_commands(cluster, oracle, players)  # every ack survived
             await check_final_view([a, b], oracle)
             await check_sharded_hints(redis_cluster, cluster, game.room)
