@@ -1,0 +1,59 @@
+"""The docker-compose cluster variant (``deploy/docker-compose.cluster.yml``), parsed and checked
+for agreement between its parts, as tests/test_k8s.py checks the manifests (docker is neither
+needed nor run): six Redis nodes, each announcing its own name and keeping its own data, a job
+that creates the cluster from every node, and the service, started by ``olympus serve``'s own
+parser, on that cluster through every node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from olympus.cli import parser
+from olympus.server.redis_clients import chosen_url, cluster_nodes
+
+DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
+
+
+def mounts(service: dict) -> dict[str, str]:
+    """Where each of a service's volumes is mounted: target -> source."""
+    return {v.split(":")[1]: v.split(":")[0] for v in service["volumes"]}
+
+
+def test_the_cluster_variant_agrees_with_itself() -> None:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.cluster.yml").read_text())
+    services = compose["services"]
+    job = services.pop("redis-cluster-create")
+    olympus = services.pop("olympus")
+    nodes = [f"redis-{i}" for i in range(6)]  # 3 masters + 3 replicas
+    assert sorted(services) == nodes
+
+    conf = [line.split() for line in (DEPLOY / "redis-cluster.conf").read_text().splitlines()]
+    assert ["cluster-enabled", "yes"] in conf
+    [include] = [words[1] for words in conf if words and words[0] == "include"]
+    data = []
+    for name in nodes:
+        node = services[name]
+        assert node["image"].startswith("redis:7")  # sharded pub/sub (SPUBLISH) is Redis 7
+        command, mounted = node["command"], mounts(node)
+        assert command[0] == "redis-server" and mounted[command[1]] == "./redis-cluster.conf"
+        assert mounted[include] == "./redis.conf"  # the AOF, fsynced before every reply
+        assert command[command.index("--cluster-announce-hostname") + 1] == name
+        data.append(mounted["/data"])
+    assert sorted(set(data)) == sorted(compose["volumes"]) and len(set(data)) == 6
+
+    # The job waits for every node, then creates the cluster with a replica per master.
+    assert sorted(job["depends_on"]) == nodes
+    [script] = job["command"]
+    assert "for i in 0 1 2 3 4 5;" in script and "--cluster-replicas 1" in script
+    assert "$" not in script.replace("$$", ""), "compose would interpolate a lone $"
+
+    # The service starts once the cluster exists, on it through every node, with its bots.
+    assert olympus["depends_on"] == {
+        "redis-cluster-create": {"condition": "service_completed_successfully"}
+    }
+    args = parser().parse_args(olympus["command"][1:])
+    assert args.command == "serve" and not args.no_bots
+    url = chosen_url(args.redis_url, args.redis_cluster)
+    assert url is not None and cluster_nodes(url) == [(name, 6379) for name in nodes]
