@@ -534,7 +534,7 @@ export class GameScreen {
     const recalls = this.myTurnActions.filter((x) => x.command.type === "recall");
     const chosen = await chooseDialog({
       title: "Recall a fallen comrade to Tartarus",
-      intro: "Instead of moving, your leader brings one eliminated unit back (10 Energy).",
+      intro: `Instead of moving, your leader brings one eliminated unit back: ${costWords(this.model, this.seat, recalls[0].honor, recalls[0].energy).body}`,
       options: recalls.map((a) => ({ label: `${a.command.unit} (strength ${BY_NAME[a.command.unit].strength})`, cost: costLine(a.honor, a.energy), detail: BY_NAME[a.command.unit].power, value: a })),
     });
     if (!chosen) return;
@@ -552,7 +552,7 @@ export class GameScreen {
   async commit(action) {
     const c = action.command;
     const what = `Commit ${MANEUVER_NAME[c.maneuver] || c.maneuver} with ${c.energy} Energy`;
-    if (action.honor < 0 && !(await this.confirmCost(what, action.honor, c.energy))) return;
+    if (!(await this.confirmCost(what, action.honor, action.energy))) return; // asks if it costs
     this.send(c);
   }
 
