@@ -6,6 +6,7 @@ and the panel closes by itself when the combat ends, its result kept in the log.
 
 from __future__ import annotations
 
+from test_web_attention import side_state, wait_side_state
 from test_web_game import _join_game
 
 OLYMPIANS = {"Zeus": 35, "Apollo": 5, "Ares": 6, "Athena": 12, "Hera": 13, "Hermes": 19,
@@ -27,6 +28,11 @@ def place(page, placements: dict[str, int]) -> None:
             arg=name,
         )
     page.click("#btn-submit-setup")
+
+
+def box_text(page, side: str) -> str:
+    """What a side's box (in the status panel) says it is doing."""
+    return page.inner_text(f"#status-panel .score[data-side={side}] .side-state")
 
 
 def confirm_if_asked(page) -> None:
@@ -117,9 +123,21 @@ def test_the_loser_sees_what_follows_and_the_panel_closes_itself(new_page) -> No
     move(chthonians, "Cronus", 8)
     move(olympians, "Apollo", 8, fly=True)
     commit(olympians, "standard", 3, 3, "= 3")
+    # sealed commitments: each side's box says who has committed and who is still choosing
+    for page in (olympians, chthonians):
+        wait_side_state(page, "olympians", "committed")
+        assert side_state(page, "chthonians") == "choosing"
+        assert box_text(page, "olympians") == "committed"
+        assert box_text(page, "chthonians") == "choosing…"
     commit(chthonians, "standard", 0, 2, "Hypnos 2")
     for page in (olympians, chthonians):
         page.wait_for_selector("#round-result[data-round='1'][data-winner=olympians]")
+    # after the round only the loser chooses (which unit to remove); the winner waits
+    for page in (olympians, chthonians):
+        wait_side_state(page, "chthonians", "choosing")
+        assert box_text(page, "chthonians") == "choosing: remove a unit"
+        assert side_state(page, "olympians") == "waiting"
+        assert box_text(page, "olympians") == "waiting"
     assert "Power: Olympians Apollo 0 (Hypnos −3) + 3 Energy = 3" in olympians.inner_text(
         "#event-log"
     )
