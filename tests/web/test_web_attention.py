@@ -58,3 +58,80 @@ def test_the_tab_and_the_side_boxes_say_whose_move_it_is(new_page, web_server) -
         assert "to play" in page.inner_text(
             "#status-panel .score[data-side=chthonians] .side-state"
         )
+
+
+# The Notification API, spied on: the page's ``Notification`` records what it is asked to show,
+# and its permission starts as "default" (never asked) and becomes what the browser answers when
+# asked (the context grants it). The tab's visibility is the test's to set.
+SPY = """
+(() => {
+  const Real = window.Notification;
+  let permission = "default";
+  window.__notifications = [];
+  window.__asked = 0;
+  class Spy {
+    constructor(title, options = {}) {
+      window.__notifications.push({ title, body: options.body || "", hidden: document.hidden });
+    }
+    static get permission() { return permission; }
+    static async requestPermission() {
+      window.__asked += 1;
+      permission = await Real.requestPermission();
+      return permission;
+    }
+  }
+  window.Notification = Spy;
+  window.__hidden = false;
+  Object.defineProperty(document, "hidden", { configurable: true, get: () => window.__hidden });
+  Object.defineProperty(document, "visibilityState", {
+    configurable: true, get: () => (window.__hidden ? "hidden" : "visible") });
+})();
+"""
+HIDE = "h => { window.__hidden = h; document.dispatchEvent(new Event('visibilitychange')); }"
+
+
+def liturgy(page) -> None:
+    """The simplest whole turn: a Liturgy (it costs Honor: confirmed)."""
+    page.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
+    page.click("#btn-liturgy")
+    page.click("dialog#confirm[open] [data-action=ok]")
+    page.wait_for_selector("#game[data-my-turn=false]")
+
+
+def test_a_notification_when_your_move_arrives_in_a_hidden_tab(new_page) -> None:
+    def open_page(name: str, path: str = "/", **options: object):
+        if name != "olympians":
+            return new_page(name, path, **options)
+        page = new_page(name, path, permissions=["notifications"], **options)
+        page.add_init_script(SPY)
+        page.reload()
+        return page
+
+    _, olympians, chthonians = _join_game(open_page)
+    notes = lambda: olympians.evaluate("window.__notifications")  # noqa: E731
+
+    # asked once, from the button, never on its own
+    assert olympians.evaluate("window.__asked") == 0
+    olympians.click("#btn-notify")
+    olympians.wait_for_selector("#btn-notify", state="detached")  # nothing left to ask
+    assert olympians.evaluate("[window.__asked, Notification.permission]") == [1, "granted"]
+
+    for page in (olympians, chthonians):
+        page.click("#btn-random-setup")
+        page.click("#btn-submit-setup")
+    # the tab is visible: its title says "your move", no notification
+    liturgy(chthonians)
+    wait_title(olympians, YOUR_MOVE)
+    liturgy(olympians)
+    assert notes() == []
+
+    # hidden: the move that arrives is notified, once
+    olympians.evaluate(HIDE, True)
+    liturgy(chthonians)
+    olympians.wait_for_function("window.__notifications.length > 0")
+    wait_title(olympians, YOUR_MOVE)
+    olympians.evaluate("window.olympus.render()")  # drawn again: still the same move
+    [note] = notes()
+    assert note["title"] == "Storm over Olympus: your move"
+    assert note["body"] == "Turn 4 · Your turn" == olympians.inner_text("#turn-indicator")
+    assert note["hidden"] is True

@@ -6,6 +6,7 @@ and the panel closes by itself when the combat ends, its result kept in the log.
 
 from __future__ import annotations
 
+from test_web_attention import side_state, wait_side_state
 from test_web_game import _join_game
 
 OLYMPIANS = {"Zeus": 35, "Apollo": 5, "Ares": 6, "Athena": 12, "Hera": 13, "Hermes": 19,
@@ -29,6 +30,11 @@ def place(page, placements: dict[str, int]) -> None:
     page.click("#btn-submit-setup")
 
 
+def box_text(page, side: str) -> str:
+    """What a side's box (in the status panel) says it is doing."""
+    return page.inner_text(f"#status-panel .score[data-side={side}] .side-state")
+
+
 def confirm_if_asked(page) -> None:
     if page.locator("dialog#confirm[open]").count():
         page.click("dialog#confirm[open] [data-action=ok]")
@@ -47,14 +53,35 @@ def move(page, unit: str, region: int, fly: bool = False) -> None:
     confirm_if_asked(page)
 
 
-def commit(page, maneuver: str, energy: int, power: int, words: str) -> None:
+def commit(page, maneuver: str, energy: int, power: int, words: str, honor: int = 0) -> None:
+    """Choose and commit. A commitment that costs Honor (``honor`` < 0) or Energy must ask
+    first, with each quantity before → after (the test fails without the dialog); a free one
+    is sealed at once."""
     page.wait_for_selector("#commit-form")
     page.check(f"#maneuver-{maneuver}")
     page.fill("#energy", str(energy))
     page.wait_for_selector(f"#commit-power[data-power='{power}']")
     assert words in page.inner_text("#commit-power"), page.inner_text("#commit-power")
+    side = page.get_attribute("#game", "data-seat")
+    had_honor, had_energy = page.evaluate(
+        "s => [window.olympus.model.honor[s], window.olympus.model.energy[s]]", side
+    )
     page.click("#btn-commit")
-    confirm_if_asked(page)
+    if honor or energy:
+        confirm = page.locator("dialog#confirm[open]")
+        text = confirm.inner_text()  # waits for the dialog: none fails the test
+        title = confirm.locator("#confirm-title").inner_text()
+        if honor:
+            assert f"Honor {had_honor} → {had_honor + honor}" in text, text
+        else:
+            assert "Honor" not in text and title == "This costs Energy", text
+        if energy:
+            assert f"Energy {had_energy} → {had_energy - energy}" in text, text
+        else:
+            assert title == "This costs Honor", text
+        confirm.locator("[data-action=ok]").click()
+    else:
+        assert page.locator("dialog#confirm[open]").count() == 0
     page.wait_for_selector("#combat-waiting, #round-result")
 
 
@@ -80,7 +107,7 @@ def test_combat_explained_term_by_term(new_page) -> None:
     # the form follows the choice: Standard with 0, then 3 Energy
     olympians.wait_for_selector("#commit-power[data-power='0']")
     commit(olympians, "standard", 3, 3, "Apollo 0 (Hypnos −3) + 3 Energy = 3")
-    commit(chthonians, "all_out_defense", 0, 4, "× 2 (All-out Defense) = 4")
+    commit(chthonians, "all_out_defense", 0, 4, "× 2 (All-out Defense) = 4", honor=-2)
     # both revealed: each side's power explained, All-out Defense's doubling named
     for page in (olympians, chthonians):
         page.wait_for_selector("#round-result[data-round='1']")
@@ -96,9 +123,21 @@ def test_the_loser_sees_what_follows_and_the_panel_closes_itself(new_page) -> No
     move(chthonians, "Cronus", 8)
     move(olympians, "Apollo", 8, fly=True)
     commit(olympians, "standard", 3, 3, "= 3")
+    # sealed commitments: each side's box says who has committed and who is still choosing
+    for page in (olympians, chthonians):
+        wait_side_state(page, "olympians", "committed")
+        assert side_state(page, "chthonians") == "choosing"
+        assert box_text(page, "olympians") == "committed"
+        assert box_text(page, "chthonians") == "choosing…"
     commit(chthonians, "standard", 0, 2, "Hypnos 2")
     for page in (olympians, chthonians):
         page.wait_for_selector("#round-result[data-round='1'][data-winner=olympians]")
+    # after the round only the loser chooses (which unit to remove); the winner waits
+    for page in (olympians, chthonians):
+        wait_side_state(page, "chthonians", "choosing")
+        assert box_text(page, "chthonians") == "choosing: remove a unit"
+        assert side_state(page, "olympians") == "waiting"
+        assert box_text(page, "olympians") == "waiting"
     assert "Power: Olympians Apollo 0 (Hypnos −3) + 3 Energy = 3" in olympians.inner_text(
         "#event-log"
     )

@@ -124,10 +124,12 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     assert f"Honor {honor} → {honor - 1}, Energy {energy} → {energy - 6}" in costs
     page.locator("dialog#confirm[open] [data-action=cancel]").click()
 
-    # the recall: a list of the fallen
+    # the recall: a list of the fallen, its Energy before → after
     page.click("button:has-text('Cancel the thunderbolt')")
     page.click("#btn-recall")
-    assert "Ares" in page.locator("dialog#chooser[open]").inner_text()
+    chooser = page.locator("dialog#chooser[open]").inner_text()
+    assert "Ares" in chooser
+    assert f"Energy {energy} → {energy - 10}" in chooser, chooser
     page.keyboard.press("Escape")
     assert page.locator("dialog[open]").count() == 0
 

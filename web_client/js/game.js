@@ -16,6 +16,7 @@ import {
   estimateHermesStep, sortNames, isPlain,
 } from "./actions.js";
 import { showYourMove, mayAskNotifications, askNotifications } from "./attention.js";
+import { enemyWinWarnings } from "./danger.js";
 import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDialogs } from "./ui.js";
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
@@ -28,7 +29,8 @@ const RESEND_MS = 500;
 
 /**
  * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
- * and whether it loses the game (the side's Honor at 0 or below, R4).
+ * and whether it loses the game (the side's Honor at 0 or below, R4). `body` is "" when it
+ * costs nothing.
  */
 export function costWords(m, seat, honor, energy) {
   const lines = [];
@@ -36,8 +38,18 @@ export function costWords(m, seat, honor, energy) {
   if (honor < 0) lines.push(`Honor ${m.honor[seat]} → ${after}`);
   if (energy > 0) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
   const loses = honor < 0 && after <= 0;
-  const body = `${lines.join(", ")}.${loses ? ` Your Honor falls to ${after}: you will lose the game.` : ""}`;
+  const body = lines.length ? `${lines.join(", ")}.${loses ? ` Your Honor falls to ${after}: you will lose the game.` : ""}` : "";
   return { body, loses };
+}
+
+/** A confirmation's body: what and its cost, then the dangers it leaves open (danger.js). */
+function warningBody(text, dangers) {
+  return h(
+    "div",
+    {},
+    h("p", {}, text),
+    dangers.length ? h("ul", { class: "dangers", id: "dangers" }, dangers.map((d) => h("li", { class: "danger" }, d))) : null,
+  );
 }
 
 
@@ -284,21 +296,31 @@ export class GameScreen {
 
   /**
    * Ask before a decision that costs Honor or Energy: each quantity before → after, and in
-   * plain words when it loses the game (Honor 0 or below ends it, R4). True to go on.
+   * plain words when it loses the game (Honor 0 or below ends it, R4). An `action` of the turn
+   * is also asked about when it may let the enemy win (danger.js), even if it costs nothing.
+   * True to go on.
    */
-  async confirmCost(what, honor, energy) {
-    if (honor >= 0 && !(energy > 0)) return true;
+  async confirmCost(what, honor, energy, action = null) {
+    const dangers = action ? this.enemyWins(action) : [];
+    if (honor >= 0 && !(energy > 0) && !dangers.length) return true;
     const { body, loses } = costWords(this.model, this.seat, honor, energy);
     let title = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
+    if (dangers.length) title = "The enemy may win";
     if (loses) title = "You will lose the game";
-    return confirmDialog({ title, body: `${what}. ${body}`, ok: loses ? "Lose the game" : "Yes, do it", cancel: "No" });
+    const ok = loses ? "Lose the game" : dangers.length ? "Do it anyway" : "Yes, do it";
+    return confirmDialog({ title, body: warningBody(`${what}.${body ? ` ${body}` : ""}`, dangers), ok, cancel: "No" });
+  }
+
+  /** What `action` of this turn may let the enemy do to win, in plain words (danger.js). */
+  enemyWins(action) {
+    return enemyWinWarnings(this.board, this.model, this.seat, action);
   }
 
   async playMove(action) {
     const c = action.command;
     const d = describeVariant(action, this.model);
     const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})`;
-    if (!(await this.confirmCost(what, action.honor, action.energy))) return;
+    if (!(await this.confirmCost(what, action.honor, action.energy, action))) return;
     this.send(c);
   }
 
@@ -437,7 +459,7 @@ export class GameScreen {
       return;
     }
     if (d.kind === "thunderbolt") {
-      if (!(await this.confirmCost(`Thunderbolt on region ${region}`, d.honor, d.energy))) return;
+      if (!(await this.confirmCost(`Thunderbolt on region ${region}`, d.honor, d.energy, d.action))) return;
       this.send(d.action.command);
       return;
     }
@@ -479,7 +501,7 @@ export class GameScreen {
     if (!hm) return;
     const command = { ...hm.base.command, steps: [...hm.steps] };
     const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}`;
-    if (!(await this.confirmCost(what, hm.honor, hm.energy))) return;
+    if (!(await this.confirmCost(what, hm.honor, hm.energy, { command, honor: hm.honor, energy: hm.energy }))) return;
     this.send(command);
   }
 
@@ -487,27 +509,38 @@ export class GameScreen {
     const a = this.myTurnActions.find((x) => x.command.type === "liturgy");
     if (!a) return;
     const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
+    const dangers = this.enemyWins(a);
     const ok = await confirmDialog({
-      title: loses ? "You will lose the game" : "Perform a Liturgy?",
-      body: `You gain 6 Energy; it takes your whole turn. ${body}`,
-      ok: loses ? "Lose the game" : "Perform the Liturgy",
+      title: loses ? "You will lose the game" : dangers.length ? "The enemy may win" : "Perform a Liturgy?",
+      body: warningBody(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers),
+      ok: loses ? "Lose the game" : dangers.length ? "Perform it anyway" : "Perform the Liturgy",
     });
     if (ok) this.send(a.command);
   }
 
   async pass() {
     const a = this.myTurnActions.find((x) => x.command.type === "pass");
-    if (a && (await confirmDialog({ title: "Pass?", body: "All your units are in Tartarus: you may do nothing this turn.", ok: "Pass" }))) this.send(a.command);
+    if (!a) return;
+    const dangers = this.enemyWins(a);
+    const ok = await confirmDialog({
+      title: dangers.length ? "The enemy may win" : "Pass?",
+      body: warningBody("All your units are in Tartarus: you may do nothing this turn.", dangers),
+      ok: dangers.length ? "Pass anyway" : "Pass",
+    });
+    if (ok) this.send(a.command);
   }
 
   async recall() {
     const recalls = this.myTurnActions.filter((x) => x.command.type === "recall");
     const chosen = await chooseDialog({
       title: "Recall a fallen comrade to Tartarus",
-      intro: "Instead of moving, your leader brings one eliminated unit back (10 Energy).",
+      intro: `Instead of moving, your leader brings one eliminated unit back: ${costWords(this.model, this.seat, recalls[0].honor, recalls[0].energy).body}`,
       options: recalls.map((a) => ({ label: `${a.command.unit} (strength ${BY_NAME[a.command.unit].strength})`, cost: costLine(a.honor, a.energy), detail: BY_NAME[a.command.unit].power, value: a })),
     });
-    if (chosen) this.send(chosen.command);
+    if (!chosen) return;
+    const dangers = this.enemyWins(chosen);
+    if (dangers.length && !(await confirmDialog({ title: "The enemy may win", body: warningBody(`Recall ${chosen.command.unit}.`, dangers), ok: "Recall anyway", cancel: "No" }))) return;
+    this.send(chosen.command);
   }
 
   async choose(action) {
@@ -519,7 +552,7 @@ export class GameScreen {
   async commit(action) {
     const c = action.command;
     const what = `Commit ${MANEUVER_NAME[c.maneuver] || c.maneuver} with ${c.energy} Energy`;
-    if (action.honor < 0 && !(await this.confirmCost(what, action.honor, c.energy))) return;
+    if (!(await this.confirmCost(what, action.honor, action.energy))) return; // asks if it costs
     this.send(c);
   }
 
