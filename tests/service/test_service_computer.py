@@ -157,27 +157,6 @@ async def test_the_computer_plays_itself_for_spectators(cluster: Cluster) -> Non
     check_stream(spectator, oracle, None)
 
 
-async def test_a_seat_recorded_by_an_older_version_is_played_too(cluster: Cluster) -> None:
-    """Versions before the buckets kept every bot seat in one hash, ``<prefix>:bots``: a seat
-    recorded there before an upgrade is played to its end by a new worker, then deleted."""
-    [a] = await cluster.start("a")  # no bots worker yet
-    person, room = await person_against_computer(cluster, a, side="olympians", level="easy")
-    bucket, legacy = room_bots_key(cluster.prefix, room["room"]), f"{cluster.prefix}:bots"
-    field = f"{room['room']}:chthonians"
-    record = await cluster.redis.hget(bucket, field)
-    await cluster.redis.hset(legacy, field, record)
-    await cluster.redis.hdel(bucket, field)
-    await start(cluster, "b")  # its bots worker plays over B, the person over A
-    await wait_until(lambda: person.over is not None, GAME_TIMEOUT, "the game's end", [person])
-    oracle = Oracle(cluster.store, room["room"])
-    await oracle.sync()
-    check_stream(person, oracle, Faction.OLYMPIANS)
-    async with asyncio.timeout(GAME_TIMEOUT):
-        while await cluster.redis.hlen(legacy):
-            await asyncio.sleep(0.05)
-    assert not await cluster.redis.hlen(bucket)
-
-
 async def test_the_computer_plays_on_a_redis_cluster(
     redis_cluster: LocalCluster, tmp_path: Path
 ) -> None:

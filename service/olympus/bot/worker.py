@@ -41,7 +41,6 @@ from olympus.server.computer import (
     BotSeat,
     bot_hash,
     bots_key,
-    legacy_bots_key,
 )
 from olympus.server.redis_clients import chosen_url, command_client
 from olympus.server.settings import Settings
@@ -96,12 +95,11 @@ class WorkerConfig:
         is ``b`` mod BOT_BUCKETS, and of this shard when it is ``shard`` mod ``shards``: both at
         once only if ``b`` is ``shard`` mod their gcd. So with a number of shards that divides
         BOT_BUCKETS each worker reads its own buckets alone, with a multiple of it one bucket
-        that it shares, and with an odd number every bucket. The unbucketed hash of older
-        versions goes with them."""
+        that it shares, and with an odd number every bucket."""
         step = math.gcd(self.shards, BOT_BUCKETS)
         prefix = self.settings.prefix
         buckets = range(self.shard % step, BOT_BUCKETS, step)
-        return [legacy_bots_key(prefix), *(bots_key(prefix, bucket) for bucket in buckets)]
+        return [bots_key(prefix, bucket) for bucket in buckets]
 
 
 def _messages(frame: str | bytes) -> list[dict[str, Any]]:

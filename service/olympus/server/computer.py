@@ -50,12 +50,6 @@ def room_bots_key(prefix: str, room: str) -> str:
     return bots_key(prefix, bot_hash(room) % BOT_BUCKETS)
 
 
-def legacy_bots_key(prefix: str) -> str:
-    """The one unbucketed hash of older versions: the workers still read it, so that the
-    seats recorded there before an upgrade are played to their end."""
-    return f"{prefix}:bots"
-
-
 @dataclass(frozen=True, slots=True)
 class BotSeat:
     """What the worker needs to play a seat: its token, and the level and seed it plays at."""
