@@ -6,6 +6,7 @@ parser, on that cluster through every node."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import yaml
@@ -57,3 +58,17 @@ def test_the_cluster_variant_agrees_with_itself() -> None:
     assert args.command == "serve" and not args.no_bots
     url = chosen_url(args.redis_url, args.redis_cluster)
     assert url is not None and cluster_nodes(url) == [(name, 6379) for name in nodes]
+
+
+def test_the_single_redis_variant_plays_the_computer_once() -> None:
+    """Two service processes on one Redis, and one bots worker between them: a worker beside
+    each would play every computer seat twice over."""
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    dockerfile = (DEPLOY / "Dockerfile").read_text().splitlines()
+    [cmd] = [line for line in dockerfile if line.startswith("CMD")]
+    image_command = json.loads(cmd.removeprefix("CMD"))
+    serving = {n: s for n, s in compose["services"].items() if n.startswith("olympus")}
+    assert len(serving) == 2
+    commands = [parser().parse_args(s.get("command", image_command)[1:]) for s in serving.values()]
+    assert all(args.command == "serve" for args in commands)
+    assert sorted(args.no_bots for args in commands) == [False, True]

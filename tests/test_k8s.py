@@ -11,6 +11,8 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from olympus.cli import parser
+
 K8S = Path(__file__).resolve().parents[1] / "k8s"
 VERSION = "1.30"
 
@@ -80,3 +82,24 @@ def test_the_objects_agree() -> None:
     hpa = by_kind(objects, "HorizontalPodAutoscaler")["olympus"]
     assert hpa["spec"]["scaleTargetRef"]["name"] == "olympus"
     assert "replicas" not in deployment["spec"]  # the autoscaler owns the count
+
+
+def test_the_computer_is_played_once() -> None:
+    """Every computer seat has one player: the service's pods start no bots worker of their own
+    (each would play every seat), and the bots' pods split the seats by their index, one shard
+    of as many as there are pods, on the cluster the service uses."""
+    objects = render()
+    [serving] = by_kind(objects, "Deployment")["olympus"]["spec"]["template"]["spec"]["containers"]
+    serve = parser().parse_args(serving["args"][1:])
+    assert serve.command == "serve" and serve.no_bots
+    bots = by_kind(objects, "StatefulSet")["olympus-bots"]
+    [playing] = bots["spec"]["template"]["spec"]["containers"]
+    args = parser().parse_args(playing["args"][1:])
+    assert args.command == "bots" and args.redis_cluster == serve.redis_cluster
+    index, shards = args.shard.split("/")
+    assert index == "$(POD_INDEX)" and int(shards) == bots["spec"]["replicas"]
+    [env] = [e for e in playing["env"] if e["name"] == "POD_INDEX"]
+    assert "apps.kubernetes.io/pod-index" in env["valueFrom"]["fieldRef"]["fieldPath"]
+    service = by_kind(objects, "Service")["olympus"]
+    assert args.server == f"ws://{service['metadata']['name']}/ws"
+    assert service["spec"]["ports"][0]["port"] == 80
