@@ -90,23 +90,32 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
             if not wanted:  # the first move: subscribed after it, on the stale map
                 wanted[channel] = room
                 await hints.subscribe(channel)
+            # Subscribed there, and its confirmation dispatched (by the connection's reader,
+            # which may run after the subscription is recorded): the fan-out's cue to read.
             await wait_until(
-                lambda: hints.connected and hints.where(channel) == to.address,  # noqa: B023
+                lambda: hints.connected
+                and hints.where(channel) == to.address  # noqa: B023
+                and confirmations(messages) >= version,  # noqa: B023
                 30,
-                f"a subscription at {to.address}",
+                f"a confirmed subscription at {to.address}",
             )
-            assert messages[-1]["type"] == "ssubscribe"
             await store.create_room(room, b"meta")
             await store.append(room, 0, [f"e{version}".encode()])
             await store.delete_room(room)  # the slot empty again, so that it may move
             await wait_until(lambda: messages[-1]["type"] == "smessage", 30, "the hint")
             assert messages[-1]["data"] == b"1"
-        assert metrics.pubsub_reconnects.get() == 2
+        # At least one gap per move: a move is a SETSLOT on each node in turn, so a regroup in
+        # the middle of one may read a map that is still old and meet one more gap.
+        assert metrics.pubsub_reconnects.get() >= 2
     finally:
         await hints.stop()
         redis_cluster.move_slot(slot, home)
         await store.delete_room(room)
         await cluster.aclose()
+
+
+def confirmations(messages: list[dict[str, Any]]) -> int:
+    return sum(m["type"] == "ssubscribe" for m in messages)
 
 
 async def _room_in_an_empty_slot(store: EventStore) -> str:
