@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 import uuid
@@ -21,7 +22,7 @@ from olympus.server import Settings
 from olympus.server.metrics import ServiceMetrics
 from olympus.server.redis_clients import cluster_url, command_client, pubsub_client
 from olympus.server.sharded_hints import ShardedHints
-from olympus.store import EmbeddedRedis, EventStore
+from olympus.store import EmbeddedRedis, EventStore, StoredEvent, chain_next
 from olympus.store.local_cluster import LocalCluster
 
 
@@ -116,6 +117,92 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
 
 def confirmations(messages: list[dict[str, Any]]) -> int:
     return sum(m["type"] == "ssubscribe" for m in messages)
+
+
+async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
+    redis_cluster: LocalCluster,
+) -> None:
+    """A live room's slot is resharded with its keys (``migrate_slot``) while the process is
+    subscribed to the room's hints on its master. Once the keys are all on the new master, but
+    before it owns the slot, an append is sent there (ASK) and its SPUBLISH runs there, where
+    nobody listens: that hint is lost. When the slot is given away, the old master unsubscribes
+    the process; it reads the map of the slots again, subscribes on the new master, and the
+    confirmation makes it read the room's tail, as the fan-out does: the lost event arrives.
+    The next append's hint is heard on the new master. A follower doing what the fan-out does
+    (read the tail after every hint and every confirmation) gets every event once, in order."""
+    settings = Settings(redis_url=cluster_url(redis_cluster.startup))
+    cluster = command_client(settings)
+    assert isinstance(cluster, RedisCluster)
+    store = EventStore(cluster, prefix=f"migrates-{uuid.uuid4().hex[:8]}")
+    room = await _room_in_an_empty_slot(store)
+    keys = store.keys(room)
+    channel = store.hint_channel(room).encode()
+    slot = key_slot(channel)
+    await store.create_room(room, b"meta")
+    chain = ""
+    for n in range(3):
+        await store.append(room, n, [f"e{n + 1}".encode()], f"c{n + 1}", chain)
+        chain = chain_next(chain, f"e{n + 1}".encode())
+    home = redis_cluster.master_of(keys.events)
+    away = next(m for m in redis_cluster.live_masters if m is not home)
+    messages: list[dict[str, Any]] = []
+    wake = asyncio.Event()
+    got: list[StoredEvent] = []
+
+    def dispatch(message: dict[str, Any]) -> None:
+        messages.append(message)
+        wake.set()
+
+    def heard() -> list[bytes]:
+        return [m["data"] for m in messages if m["type"] == "smessage"]
+
+    async def follow() -> None:  # the fan-out's rule: the stream is the truth, hints wake it
+        while True:
+            await wake.wait()
+            wake.clear()
+            got.extend(await store.read(room, got[-1].version if got else 0))
+
+    metrics = ServiceMetrics()
+    hints = ShardedHints(
+        cluster, functools.partial(pubsub_client, settings), {channel: room}, dispatch, metrics
+    )
+    await hints.start()
+    follower = asyncio.create_task(follow())
+    loop = asyncio.get_running_loop()
+    moved: list[str] = []
+
+    def between(key: str) -> None:
+        """Once the room's four keys are all on the new master: an append, served there."""
+        moved.append(key)
+        if len(moved) == 4:
+            append = store.append(room, 3, [b"e4"], "c4", chain)
+            assert asyncio.run_coroutine_threadsafe(append, loop).result(30).version == 4
+
+    try:
+        await wait_until(lambda: len(got) == 3, 30, "the room's events")
+        assert hints.where(channel) == home.address
+        assert await asyncio.to_thread(redis_cluster.migrate_slot, slot, away, between) == 4
+        await wait_until(
+            lambda: hints.connected and hints.where(channel) == away.address,
+            30,
+            f"a subscription at {away.address}",
+        )
+        await wait_until(lambda: len(got) == 4, 30, "the event whose hint was lost")
+        await store.append(room, 4, [b"e5"], "c5", chain_next(chain, b"e4"))
+        await wait_until(lambda: len(got) == 5, 30, "the next event")
+        await wait_until(lambda: b"5" in heard(), 30, "its hint")
+        assert heard() == [b"5"]  # not b"4": published where nobody listened
+        assert got == await store.read(room)  # each event once, in order
+        assert [e.data for e in got] == [b"e1", b"e2", b"e3", b"e4", b"e5"]
+        assert metrics.pubsub_reconnects.get() >= 1
+    finally:
+        follower.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await follower
+        await hints.stop()
+        await store.delete_room(room)
+        redis_cluster.move_slot(slot, home)
+        await cluster.aclose()
 
 
 async def _room_in_an_empty_slot(store: EventStore) -> str:

@@ -8,7 +8,8 @@ call still gets its own result or its own error; Redis runs each script atomical
 and a pipeline is not a transaction, so one call's failure does not touch the others.
 
 On a Redis Cluster the calls of a turn go out together but one by one (redis-py's cluster
-client refuses scripts in its pipelines): each to the master of its room's slot.
+client refuses scripts in its pipelines): each to the master of its room's slot, through
+``cluster_calls.call``, so that a migration of the slot delays it and never fails it.
 
 ``Replicated(n, timeout_ms)``: after the calls, ``WAIT n timeout`` on the same connection (WAIT
 counts the replicas that have every write of its own connection), and if fewer than ``n``
@@ -26,9 +27,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.cluster import ClusterNode, PipelineCommand, RedisCluster
+from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
+
+from .cluster_calls import call_script, first
 
 Queued = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]  # keys, args, its result
 
@@ -132,11 +135,9 @@ class ScriptBatcher:
             ]
 
     async def _one_by_one(self, batch: list[Queued]) -> None:
-        call = self._call_replicated if self.replicated is not None else self._call
-
         async def settle(keys: Sequence[Any], args: Sequence[Any], result: Future[Any]) -> None:
             try:
-                reply = await call(keys, args)
+                reply = await self._on_cluster(keys, args)
             except Exception as error:
                 if not result.done():
                     result.set_exception(error)
@@ -151,41 +152,23 @@ class ScriptBatcher:
                 result.cancel()
             raise
 
-    async def _call(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        return await self.script(keys=keys, args=args)
-
-    async def _on_node(
-        self, node: ClusterNode, keys: Sequence[Any], args: Sequence[Any]
-    ) -> tuple[Any, Any]:
-        assert self.replicated is not None
-        commands = [
-            PipelineCommand(0, "EVALSHA", self.script.sha, len(keys), *keys, *args),
-            PipelineCommand(1, "WAIT", self.replicated.replicas, self.replicated.timeout_ms),
-        ]
-        await node.execute_pipeline(commands)
-        return commands[0].result, commands[1].result
-
-    async def _call_replicated(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
-        """On a cluster: the script and WAIT on one connection of the master of the call's
-        slot (redis-py's ``ClusterNode.execute_pipeline``, as its own cluster pipelines do).
-        After any failure the client's view of the cluster is refreshed (a failover, a slot
-        that moved) and the call fails: its caller sends it again."""
-        assert isinstance(self.redis, RedisCluster) and self.replicated is not None
-        node = self.redis.get_node_from_key(keys[0])
-        try:
-            if node is None:
-                raise ConnectionError(f"no node serves {keys[0]!r}")
-            reply, confirmed = await self._on_node(node, keys, args)
-            if isinstance(reply, NoScriptError):  # nothing ran: load it, send it again
-                await self.redis.script_load(self.script.script)
-                reply, confirmed = await self._on_node(node, keys, args)
-            if isinstance(reply, Exception):
-                raise reply
-        except Exception:
-            await self.redis.nodes_manager.initialize()
-            raise
-        replies = [reply]
-        self._confirm(confirmed, replies)
-        if isinstance(replies[0], Exception):
-            raise replies[0]
-        return reply
+    async def _on_cluster(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
+        """On a cluster: the script, and WAIT behind it on its connection if asked, sent to the
+        master of the call's slot by ``cluster_calls.call``, which follows a migration of the
+        slot (MOVED, ASK, TRYAGAIN; redis-py's own routing fails under one). A lost connection
+        is tried again as redis-py would, except with WAIT: that call fails at once (its caller
+        sends it again), so that every acknowledged append was confirmed on the connection
+        that wrote it."""
+        assert isinstance(self.redis, RedisCluster)
+        wait = self.replicated
+        replies = await call_script(
+            self.redis,
+            self.script,
+            keys,
+            args,
+            *([("WAIT", wait.replicas, wait.timeout_ms)] if wait is not None else []),
+            retries=0 if wait is not None else None,
+        )
+        if wait is not None:
+            self._confirm(replies.pop(), replies)
+        return first(replies)

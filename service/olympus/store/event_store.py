@@ -18,7 +18,12 @@ the expected version, then write" cannot interleave with another writer. A scrip
 write.
 
 Keys of one room share the ``{room_id}`` hash tag, hence one cluster slot, so the scripts stay
-legal on Redis Cluster. The lobby index lives under its own tag and is updated separately.
+legal on Redis Cluster. The lobby index lives under its own tag and is updated separately. On a
+cluster every command on a room's keys goes through ``cluster_calls.call``, so that a migration
+of the room's slot delays it instead of failing it; and while a slot migrates Redis runs a
+script only where every key it names is, so those keys exist from early on: the meta and the
+snapshot hash from the room's creation (the snapshot hash with a placeholder field), the events
+and the commands hash from its first append (the service's first append has a command id).
 
 The append's wake-up hint: on one Redis a classic ``PUBLISH``; on a Redis Cluster an ``SPUBLISH``
 to a channel with the room's hash tag (in the script's own slot), which reaches only the master
@@ -35,7 +40,9 @@ from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.commands.core import AsyncScript
 
+from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
@@ -171,12 +178,13 @@ return {0, v}
 )
 
 # KEYS: events, snap.  Returns 1 if the snapshot was ahead of the stream, and dropped; else 0.
+# Its fields go, not the hash (which must exist: _LUA_CREATE).
 _LUA_DROP_SNAPSHOT_AHEAD = (
     _LUA_VERSION
     + """
 local v = redis.call('HGET', KEYS[2], 'v')
 if v and tonumber(v) > stream_version(KEYS[1]) then
-  redis.call('DEL', KEYS[2])
+  redis.call('HDEL', KEYS[2], 'v', 'd')
   return 1
 end
 return 0
@@ -194,11 +202,15 @@ return {0, redis.call('XTRIM', KEYS[2], 'MINID', string.format('%d-0', keep + 1)
 """
 
 # KEYS: meta, events, cmds, snap.  ARGV: epoch, meta.  Returns 1 created, 0 exists. Leftover
-# keys of a meta-less room are dropped so that a new room always starts at version 0.
+# keys of a meta-less room are dropped so that a new room always starts at version 0. The
+# snapshot hash is created with the room (a placeholder field, 'exists'), because every read
+# names it and a script whose keys do not all exist is refused while the room's slot migrates
+# (cluster_calls.py): a room without a snapshot could not be read until the whole slot moved.
 _LUA_CREATE = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('DEL', KEYS[2], KEYS[3], KEYS[4])
 redis.call('HSET', KEYS[1], 'epoch', ARGV[1], 'meta', ARGV[2])
+redis.call('HSET', KEYS[4], 'exists', '1')
 return 1
 """
 
@@ -411,14 +423,28 @@ class EventStore:
         self.sharded = isinstance(redis, RedisCluster)
         append = redis.register_script(_append_script(self.sharded))
         self._append = ScriptBatcher(redis, append, replicated)
-        self._read = redis.register_script(_LUA_READ)
-        self._save_snapshot = redis.register_script(_LUA_SAVE_SNAPSHOT)
-        self._drop_snapshot_ahead = redis.register_script(_LUA_DROP_SNAPSHOT_AHEAD)
-        self._trim = redis.register_script(_LUA_TRIM)
-        self._create = redis.register_script(_LUA_CREATE)
+        self._read = self._room_script(_LUA_READ)
+        self._save_snapshot = self._room_script(_LUA_SAVE_SNAPSHOT)
+        self._drop_snapshot_ahead = self._room_script(_LUA_DROP_SNAPSHOT_AHEAD)
+        self._trim = self._room_script(_LUA_TRIM)
+        self._create = self._room_script(_LUA_CREATE)
         self._set_status = redis.register_script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
+
+    def _room_script(self, script: str) -> AsyncScript | cluster_calls.SlotScript:
+        """A script on a room's keys: on a cluster called through ``cluster_calls``."""
+        registered = self.redis.register_script(script)
+        if isinstance(self.redis, RedisCluster):
+            return cluster_calls.SlotScript(self.redis, registered)
+        return registered
+
+    async def _on_room(self, key: str, *command: Any) -> Any:
+        """One command on a room's ``key``: on a cluster through ``cluster_calls.call`` (a
+        migration of the room's slot delays it, never fails it), else as redis-py sends it."""
+        if isinstance(self.redis, RedisCluster):
+            return cluster_calls.first(await cluster_calls.call(self.redis, key, command))
+        return await self.redis.execute_command(*command)
 
     # -- naming ---------------------------------------------------------------------------
 
@@ -458,19 +484,22 @@ class EventStore:
         return epoch
 
     async def epoch(self, room_id: str) -> int:
-        value = await self.redis.hget(self.keys(room_id).meta, "epoch")
+        meta = self.keys(room_id).meta
+        value = await self._on_room(meta, "HGET", meta, "epoch")
         if value is None:
             raise RoomNotFound(room_id)
         return int(value)
 
     async def room_meta(self, room_id: str) -> bytes:
-        value = await self.redis.hget(self.keys(room_id).meta, "meta")
+        meta = self.keys(room_id).meta
+        value = await self._on_room(meta, "HGET", meta, "meta")
         if value is None:
             raise RoomNotFound(room_id)
         return bytes(value)
 
     async def room_exists(self, room_id: str) -> bool:
-        return bool(await self.redis.exists(self.keys(room_id).meta))
+        meta = self.keys(room_id).meta
+        return bool(await self._on_room(meta, "EXISTS", meta))
 
     async def delete_room(self, room_id: str) -> bool:
         """Delete all of the room's keys atomically (one DEL), then its lobby entry.
@@ -479,7 +508,7 @@ class EventStore:
         reused by ``create_room``, which gives a fresh epoch and starts again at version 0.
         """
         k = self.keys(room_id)
-        existed = await self.redis.delete(k.meta, k.events, k.commands, k.snapshot)
+        existed = await self._on_room(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot)
         await self._set_status(keys=[self._status_key, self._by_status_key], args=[room_id, ""])
         return bool(existed)
 
@@ -549,7 +578,8 @@ class EventStore:
 
     async def applied(self, room_id: str, command_id: str) -> Applied | None:
         """What a command id was applied as, if it was: its versions and digest."""
-        value = await self.redis.hget(self.keys(room_id).commands, command_id)
+        commands = self.keys(room_id).commands
+        value = await self._on_room(commands, "HGET", commands, command_id)
         if value is None:
             return None
         first, last, *digest = value.decode().split(":")
@@ -632,7 +662,8 @@ class EventStore:
         return bool(await self._drop_snapshot_ahead(keys=[k.events, k.snapshot]))
 
     async def load_snapshot(self, room_id: str) -> Snapshot | None:
-        version, data = await self.redis.hmget(self.keys(room_id).snapshot, ["v", "d"])
+        snapshot = self.keys(room_id).snapshot
+        version, data = await self._on_room(snapshot, "HMGET", snapshot, "v", "d")
         if version is None:
             return None
         return Snapshot(int(version), bytes(data))

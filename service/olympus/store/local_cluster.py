@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -171,13 +172,20 @@ class LocalCluster:
         return [n for n in self.nodes if n.proc is not None and n.proc.poll() is None]
 
     @property
+    def live_masters(self) -> list[Node]:
+        return [n for n in self.live if n.cli("role").startswith("master")]
+
+    @property
     def startup(self) -> str:
         """The nodes as ``olympus serve --redis-cluster`` takes them."""
         return ",".join(n.address for n in self.nodes)
 
     def master_of(self, key: str) -> Node:
         """The live master that serves ``key``'s slot now."""
-        slot = int(self.live[0].cli("cluster", "keyslot", key).strip())
+        return self.master_of_slot(int(self.live[0].cli("cluster", "keyslot", key).strip()))
+
+    def master_of_slot(self, slot: int) -> Node:
+        """The live master that serves ``slot`` now (as it says itself)."""
         for node in self.live:
             for row in node.cli("cluster", "nodes").splitlines():
                 fields = row.split()
@@ -198,11 +206,46 @@ class LocalCluster:
             time.sleep(0.1)
 
     def move_slot(self, slot: int, to: Node) -> None:
-        """Give a slot that holds no keys to the master ``to``: ``CLUSTER SETSLOT … NODE`` on
-        every node, the last step of a resharding (its keys would be MIGRATEd before)."""
+        """Give ``slot``, which holds no keys, to the master ``to``: ``migrate_slot`` with
+        nothing to migrate."""
+        moved = self.migrate_slot(slot, to)
+        assert moved == 0, f"slot {slot} held {moved} keys"
+
+    def migrate_slot(
+        self, slot: int, to: Node, between: Callable[[str], None] | None = None
+    ) -> int:
+        """Move ``slot`` to the master ``to`` with its keys, as ``redis-cli --cluster reshard``
+        does, and return how many keys it moved: ``to`` is set ``IMPORTING`` and the slot's
+        master ``MIGRATING``, each key of the slot is ``MIGRATE``d from one to the other, then
+        ``CLUSTER SETSLOT … NODE`` on ``to`` (which, importing, bumps its config epoch, so that
+        every node, replicas included, takes the new owner from its gossip), on the old master
+        (which then answers ``MOVED``), and on the other masters. Meanwhile the old master
+        serves a command whose keys it still has all of, sends one whose keys it has none of to
+        ``to`` (``ASK``), and refuses one whose keys are split between the two (``TRYAGAIN``);
+        ``to`` serves a command sent there with ``ASKING`` if it has all its keys, and refuses
+        it with ``TRYAGAIN`` otherwise.
+
+        One key at a time, and ``between(key)`` (in this thread) after each, so that a test can
+        act while a live room's keys are split between the two masters: the states of a real
+        resharding, which moving an empty slot never goes through."""
+        source = self.master_of_slot(slot)
+        if source is to:
+            return 0
         target = to.cli("cluster", "myid").strip()
-        for node in [to, *(n for n in self.live if n is not to)]:
-            node.cli("cluster", "setslot", str(slot), "node", target)
+        _ok(to, "cluster", "setslot", str(slot), "importing", source.cli("cluster", "myid").strip())
+        _ok(source, "cluster", "setslot", str(slot), "migrating", target)
+        moved = 0
+        while keys := source.cli("cluster", "getkeysinslot", str(slot), "10").split():
+            for key in keys:  # (our keys have no blanks; redis-cli prints a blank line for none)
+                reply = source.cli("migrate", "127.0.0.1", str(to.port), key, "0", "10000").strip()
+                if reply not in ("OK", "NOKEY"):  # NOKEY: deleted since it was listed
+                    raise RuntimeError(f"MIGRATE {key} to {to.address}: {reply}")
+                moved += 1
+                if between is not None:
+                    between(key)
+        for node in [to, source, *(n for n in self.live_masters if n not in (to, source))]:
+            _ok(node, "cluster", "setslot", str(slot), "node", target)  # replicas: by gossip
+        return moved
 
     def stop(self) -> None:
         for node in self.nodes:
@@ -220,3 +263,10 @@ def _owns(fields: list[str], slot: int) -> bool:
         if int(low) <= slot <= int(high or low):
             return True
     return False
+
+
+def _ok(node: Node, *args: str) -> None:
+    """``redis-cli`` on ``node``, which must answer ``OK``."""
+    reply = node.cli(*args).strip()
+    if reply != "OK":
+        raise RuntimeError(f"{' '.join(args)} at {node.address}: {reply or 'no reply'}")
