@@ -76,6 +76,10 @@ def test_late_spectators_rematch_and_replay(new_page) -> None:
     ann.locator("#replay-log li[data-index='6'] button").click()
     ann.wait_for_selector("#replay[data-index='6']")
     assert "current" in ann.get_attribute("#replay-log li[data-index='6']", "class")
+    # the full reveal at every step, not only at the end: both sides' units named mid-game
+    for side in ("olympians", "chthonians"):
+        assert ann.locator(f"svg.board g.unit.side-{side}").count() > 0
+    assert ann.locator("svg.board g.unit.hidden").count() == 0
     ann.keyboard.press("ArrowRight")
     ann.wait_for_selector("#replay[data-index='7']")
     ann.keyboard.press("ArrowLeft")
