@@ -8,7 +8,7 @@ cancelled, and the test checks what it offered and what it would cost.
 
 from __future__ import annotations
 
-import httpx
+from web_harness import random_setup_game
 
 SETUP = """
 () => {
@@ -59,14 +59,7 @@ SETUP = """
 
 
 def test_power_actions_are_offered_with_their_costs(new_page, web_server):
-    page = new_page("olympians", "/")
-    page.check("input[name=side][value=olympians]")
-    page.check("#opt-random-setup")
-    page.click("#btn-create")
-    page.wait_for_selector("#setup-waiting")
-    room = page.input_value("#invite-link").rsplit("/", 1)[1]
-    httpx.post(f"{web_server.url}/rooms/{room}/join", json={}).raise_for_status()
-    page.wait_for_selector("#game[data-phase=turn]")
+    page = random_setup_game(new_page, web_server, "olympians")
     page.wait_for_selector("g.unit.mine")
     spots = page.evaluate(SETUP)
     page.wait_for_selector("#your-turn")

@@ -9,7 +9,7 @@ does not (a move with a cost, so that a dialog opens either way and says which i
 
 from __future__ import annotations
 
-import httpx
+from web_harness import random_setup_game
 
 POSITION = """
 (spec) => {
@@ -26,23 +26,6 @@ POSITION = """
   g.render();
 }
 """
-
-
-def start(new_page, web_server, side: str):
-    """A game with Random Setup: ``side`` in the browser, the other seat taken over HTTP."""
-    page = new_page(side, "/")
-    page.check(f"input[name=side][value={side}]")
-    page.check("#opt-random-setup")
-    page.click("#btn-create")
-    page.wait_for_selector("#setup-waiting")
-    room = page.input_value("#invite-link").rsplit("/", 1)[1]
-    httpx.post(f"{web_server.url}/rooms/{room}/join", json={}).raise_for_status()
-    page.wait_for_selector("#game[data-phase=turn]")
-    # the `legal` of the position has come (it would replace the hand-made one)
-    page.wait_for_function(
-        "() => { const g = window.olympus; return g.options && g.options.seq === g.model.seq; }"
-    )
-    return page
 
 
 def set_position(page, **spec) -> None:
@@ -68,7 +51,7 @@ def cancel(page) -> None:
 
 
 def test_a_chthonian_leader_next_to_the_palace_is_warned_of(new_page, web_server) -> None:
-    page = start(new_page, web_server, "olympians")
+    page = random_setup_game(new_page, web_server, "olympians")
     units = [
         ["olympians", "Zeus", 1, 35],
         ["olympians", "Apollo", 2, 12],
@@ -120,7 +103,7 @@ def test_a_chthonian_leader_next_to_the_palace_is_warned_of(new_page, web_server
 def test_enough_enemy_units_to_take_your_honor_in_your_base_are_warned_of(
     new_page, web_server
 ) -> None:
-    page = start(new_page, web_server, "olympians")
+    page = random_setup_game(new_page, web_server, "olympians")
     units = [
         ["olympians", "Zeus", 1, 35],
         ["olympians", "Ares", 3, 3],
@@ -165,7 +148,7 @@ def test_enough_enemy_units_to_take_your_honor_in_your_base_are_warned_of(
 def test_the_chthonians_last_leader_within_a_thunderbolt_is_warned_of(
     new_page, web_server
 ) -> None:
-    page = start(new_page, web_server, "chthonians")
+    page = random_setup_game(new_page, web_server, "chthonians")
     units = [
         ["chthonians", "Persephone", 1, 27],
         ["chthonians", "Cronus", 2, 3],

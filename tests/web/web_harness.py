@@ -72,3 +72,20 @@ class Server:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(5)
+
+
+def random_setup_game(new_page, web_server, side: str):
+    """A game with Random Setup: ``side`` in the browser, the other seat taken over HTTP."""
+    page = new_page(side, "/")
+    page.check(f"input[name=side][value={side}]")
+    page.check("#opt-random-setup")
+    page.click("#btn-create")
+    page.wait_for_selector("#setup-waiting")
+    room = page.input_value("#invite-link").rsplit("/", 1)[1]
+    httpx.post(f"{web_server.url}/rooms/{room}/join", json={}).raise_for_status()
+    page.wait_for_selector("#game[data-phase=turn]")
+    # the `legal` of the position has come (it would replace the hand-made one)
+    page.wait_for_function(
+        "() => { const g = window.olympus; return g.options && g.options.seq === g.model.seq; }"
+    )
+    return page
