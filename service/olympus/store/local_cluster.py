@@ -10,6 +10,7 @@ missing, as it installs Chromium. The nodes are this process's children and die 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -25,6 +26,7 @@ from olympus.lifetime import die_with
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 BUS_OFFSET = 10_000  # a cluster node also listens on its port + 10000 (the cluster bus)
+PORT_ATTEMPTS = 3
 
 
 def available() -> bool:
@@ -32,13 +34,15 @@ def available() -> bool:
 
 
 def _free_ports(count: int) -> list[int]:
-    """Ports p with p and p + 10000 free on loopback (asked of the kernel, not guessed)."""
+    """Ports p with p and p + 10000 free on loopback (asked of the kernel, not guessed), none
+    of them the port or the bus port of another node of the set."""
     ports: list[int] = []
+    taken: set[int] = set()
     while len(ports) < count:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = int(sock.getsockname()[1])
-        if port + BUS_OFFSET > 65535 or port in ports:
+        if port + BUS_OFFSET > 65535 or {port, port + BUS_OFFSET} & taken:
             continue
         with socket.socket() as bus:
             try:
@@ -46,6 +50,7 @@ def _free_ports(count: int) -> list[int]:
             except OSError:
                 continue
         ports.append(port)
+        taken |= {port, port + BUS_OFFSET}
     return ports
 
 
@@ -120,16 +125,16 @@ class LocalCluster:
     nodes: list[Node] = field(default_factory=list)
 
     def start(self, timeout: float = 60.0) -> LocalCluster:
-        ports = _free_ports(self.masters * (1 + self.replicas))
-        self.nodes = [Node(port, self.directory / str(port)) for port in ports]
-        for node in self.nodes:
-            node.start()
         deadline = time.monotonic() + timeout
-        for node in self.nodes:
-            while node.cli("ping").strip() != "PONG":
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"redis-server on {node.port} did not start")
-                time.sleep(0.05)
+        for attempt in itertools.count(1):
+            if self._start_nodes(deadline):
+                break
+            # A port found free was taken before its node could bind it (another process on
+            # the box): every node goes, and the set starts again on other ports.
+            for node in self.nodes:
+                node.stop()
+            if attempt == PORT_ATTEMPTS:
+                raise RuntimeError(f"no free ports for the cluster in {attempt} attempts")
         subprocess.run(
             [
                 REDIS_CLI,
@@ -143,6 +148,21 @@ class LocalCluster:
         self.wait_ok(deadline)
         self.wait_synced(deadline)
         return self
+
+    def _start_nodes(self, deadline: float) -> bool:
+        """Every node started and answering; False if one exited first (its port taken)."""
+        ports = _free_ports(self.masters * (1 + self.replicas))
+        self.nodes = [Node(port, self.directory / str(port)) for port in ports]
+        for node in self.nodes:
+            node.start()
+        for node in self.nodes:
+            while node.cli("ping").strip() != "PONG":
+                if node.proc is not None and node.proc.poll() is not None:
+                    return False
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"redis-server on {node.port} did not start")
+                time.sleep(0.05)
+        return True
 
     def wait_synced(self, deadline: float) -> None:
         """Until every replica's link to its master is up (its initial sync done)."""
