@@ -36,12 +36,7 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from olympus.rules import Faction
 from olympus.server import logs
-from olympus.server.computer import (
-    BOT_BUCKETS,
-    BotSeat,
-    bot_hash,
-    bots_key,
-)
+from olympus.server.computer import BOT_BUCKETS, BotSeat, bot_hash, bots_key, room_bots_key
 from olympus.server.redis_clients import chosen_url, command_client
 from olympus.server.settings import Settings
 
@@ -218,9 +213,9 @@ async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) ->
     running: dict[str, asyncio.Task[None]] = {}
     stop = stop or asyncio.Event()
 
-    async def play(key: str, record: BotSeat) -> None:
+    async def play(record: BotSeat) -> None:
         await SeatPlayer(record, config).run()
-        await redis.hdel(key, record.field)
+        await redis.hdel(room_bots_key(config.settings.prefix, record.room), record.field)
         log.info("bot %s: game over", record.field)
 
     try:
@@ -229,18 +224,17 @@ async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) ->
             for key in keys:
                 pipe.hgetall(key)
             try:
-                found = dict(zip(keys, await pipe.execute(), strict=True))
+                buckets: list[dict[bytes, bytes]] = await pipe.execute()
             except (OSError, RedisError, RedisClusterException) as error:  # Redis down, failover
                 log.warning("bots: cannot read the bot seats: %r", error)
-                found = {}
-            for key, records in found.items():
-                for field, raw in records.items():
-                    name = field.decode()
-                    task = running.get(name)
-                    if (task is None or task.done()) and config.mine(name.split(":")[0]):
-                        if task is not None and task.exception() is not None:
-                            log.error("bot %s failed: %r", name, task.exception())
-                        running[name] = asyncio.create_task(play(key, BotSeat.decode(raw)))
+                buckets = []
+            for field, raw in (item for bucket in buckets for item in bucket.items()):
+                name = field.decode()
+                task = running.get(name)
+                if (task is None or task.done()) and config.mine(name.split(":")[0]):
+                    if task is not None and task.exception() is not None:
+                        log.error("bot %s failed: %r", name, task.exception())
+                    running[name] = asyncio.create_task(play(BotSeat.decode(raw)))
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), POLL_SECONDS)
     finally:
