@@ -73,7 +73,7 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
     cluster = command_client(settings)
     assert isinstance(cluster, RedisCluster)
     store = EventStore(cluster, prefix=f"moved-{uuid.uuid4().hex[:8]}")
-    room = await _room_in_an_empty_slot(store)
+    room = redis_cluster.room_in_an_empty_slot(lambda room: store.keys(room).events)
     channel = store.hint_channel(room).encode()
     slot = key_slot(channel)
     home = redis_cluster.master_of(store.keys(room).events)
@@ -134,7 +134,7 @@ async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
     cluster = command_client(settings)
     assert isinstance(cluster, RedisCluster)
     store = EventStore(cluster, prefix=f"migrates-{uuid.uuid4().hex[:8]}")
-    room = await _room_in_an_empty_slot(store)
+    room = redis_cluster.room_in_an_empty_slot(lambda room: store.keys(room).events)
     keys = store.keys(room)
     channel = store.hint_channel(room).encode()
     slot = key_slot(channel)
@@ -203,15 +203,6 @@ async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
         await store.delete_room(room)
         redis_cluster.move_slot(slot, home)
         await cluster.aclose()
-
-
-async def _room_in_an_empty_slot(store: EventStore) -> str:
-    """A room id whose slot holds no key of any test (a slot with keys cannot simply move)."""
-    while True:
-        room = f"moving-{uuid.uuid4().hex[:8]}"
-        slot = key_slot(store.keys(room).events.encode())
-        if int(await store.redis.cluster_countkeysinslot(slot)) == 0:
-            return room
 
 
 async def test_idle_rooms_are_dropped_and_reloaded(

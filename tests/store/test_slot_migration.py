@@ -49,16 +49,6 @@ def refusals(*nodes: Node) -> Counter[str]:
     return counts
 
 
-async def room_in_an_empty_slot(store: EventStore) -> str:
-    """A room id whose slot holds no key: the migration moves this room's keys and no other."""
-    while True:
-        room = f"moving-{uuid.uuid4().hex[:8]}"
-        if not await store.redis.cluster_countkeysinslot(
-            key_slot(store.keys(room).events.encode())
-        ):
-            return room
-
-
 def check_chain(events: list[StoredEvent], chain: str = "") -> str:
     """Each event records the chain of the events before it and itself: no fork, no gap."""
     for event in events:
@@ -78,7 +68,7 @@ async def test_a_live_rooms_slot_migrates_key_by_key_under_appends_and_reads(
     redis_cluster: LocalCluster, cluster_store: EventStore
 ) -> None:
     store = cluster_store
-    room = await room_in_an_empty_slot(store)
+    room = redis_cluster.room_in_an_empty_slot(lambda room: store.keys(room).events)
     keys = store.keys(room)
     slot = key_slot(keys.events.encode())
     await store.create_room(room, b"meta")

@@ -10,13 +10,13 @@ missing, as it installs Chromium. The nodes are this process's children and die 
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import shutil
 import signal
 import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,15 +126,15 @@ class LocalCluster:
 
     def start(self, timeout: float = 60.0) -> LocalCluster:
         deadline = time.monotonic() + timeout
-        for attempt in itertools.count(1):
+        for _ in range(PORT_ATTEMPTS):
             if self._start_nodes(deadline):
                 break
             # A port found free was taken before its node could bind it (another process on
             # the box): every node goes, and the set starts again on other ports.
             for node in self.nodes:
                 node.stop()
-            if attempt == PORT_ATTEMPTS:
-                raise RuntimeError(f"no free ports for the cluster in {attempt} attempts")
+        else:
+            raise RuntimeError(f"no free ports for the cluster in {PORT_ATTEMPTS} attempts")
         subprocess.run(
             [
                 REDIS_CLI,
@@ -199,6 +199,16 @@ class LocalCluster:
     def startup(self) -> str:
         """The nodes as ``olympus serve --redis-cluster`` takes them."""
         return ",".join(n.address for n in self.nodes)
+
+    def room_in_an_empty_slot(self, keys: Callable[[str], str]) -> str:
+        """A room id whose slot holds no key yet (``keys(room)``: one of the room's keys), so
+        that moving the slot moves this room's keys and no other test's."""
+        while True:
+            room = f"moving-{uuid.uuid4().hex[:8]}"
+            slot = int(self.live[0].cli("cluster", "keyslot", keys(room)).strip())
+            count = self.master_of_slot(slot).cli("cluster", "countkeysinslot", str(slot))
+            if count.strip() == "0":
+                return room
 
     def master_of(self, key: str) -> Node:
         """The live master that serves ``key``'s slot now."""
