@@ -16,13 +16,12 @@ const BASE_NAME = { olympians: "the Palace", chthonians: "Tartarus" };
  * neither eliminated nor revealed elsewhere on the board.
  */
 export function mayBe(m, u, names) {
-  if (u.name) return names.includes(u.name);
-  const known = new Set([...m.eliminated, ...m.units.filter((x) => x.side === u.side && x.name).map((x) => x.name)]);
-  return names.some((n) => !known.has(n));
+  return possible(m, u, names).length > 0;
 }
 
+/** Which of `names` enemy unit `u` may be (see mayBe). */
 function possible(m, u, names) {
-  if (u.name) return [u.name];
+  if (u.name) return names.filter((n) => n === u.name);
   const known = new Set([...m.eliminated, ...m.units.filter((x) => x.side === u.side && x.name).map((x) => x.name)]);
   return names.filter((n) => !known.has(n));
 }

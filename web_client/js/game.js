@@ -42,6 +42,16 @@ export function costWords(m, seat, honor, energy) {
   return { body, loses };
 }
 
+/**
+ * A confirmation's title and button: losing the game says so first, then a danger the action
+ * leaves open (danger.js), else the dialog's own words.
+ */
+function askWords(loses, dangers, title, ok, anyway = "Do it anyway") {
+  if (loses) return { title: "You will lose the game", ok: "Lose the game" };
+  if (dangers.length) return { title: "The enemy may win", ok: anyway };
+  return { title, ok };
+}
+
 /** A confirmation's body: what and its cost, then the dangers it leaves open (danger.js). */
 function warningBody(text, dangers) {
   return h(
@@ -304,10 +314,8 @@ export class GameScreen {
     const dangers = action ? this.enemyWins(action) : [];
     if (honor >= 0 && !(energy > 0) && !dangers.length) return true;
     const { body, loses } = costWords(this.model, this.seat, honor, energy);
-    let title = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
-    if (dangers.length) title = "The enemy may win";
-    if (loses) title = "You will lose the game";
-    const ok = loses ? "Lose the game" : dangers.length ? "Do it anyway" : "Yes, do it";
+    const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
+    const { title, ok } = askWords(loses, dangers, costs, "Yes, do it");
     return confirmDialog({ title, body: warningBody(`${what}.${body ? ` ${body}` : ""}`, dangers), ok, cancel: "No" });
   }
 
@@ -511,9 +519,8 @@ export class GameScreen {
     const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
     const dangers = this.enemyWins(a);
     const ok = await confirmDialog({
-      title: loses ? "You will lose the game" : dangers.length ? "The enemy may win" : "Perform a Liturgy?",
+      ...askWords(loses, dangers, "Perform a Liturgy?", "Perform the Liturgy", "Perform it anyway"),
       body: warningBody(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers),
-      ok: loses ? "Lose the game" : dangers.length ? "Perform it anyway" : "Perform the Liturgy",
     });
     if (ok) this.send(a.command);
   }
@@ -523,9 +530,8 @@ export class GameScreen {
     if (!a) return;
     const dangers = this.enemyWins(a);
     const ok = await confirmDialog({
-      title: dangers.length ? "The enemy may win" : "Pass?",
+      ...askWords(false, dangers, "Pass?", "Pass", "Pass anyway"),
       body: warningBody("All your units are in Tartarus: you may do nothing this turn.", dangers),
-      ok: dangers.length ? "Pass anyway" : "Pass",
     });
     if (ok) this.send(a.command);
   }
