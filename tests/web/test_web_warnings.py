@@ -144,6 +144,28 @@ def test_enough_enemy_units_to_take_your_honor_in_your_base_are_warned_of(
     assert confirm.locator("[data-action=ok]").inner_text() == "Perform it anyway"
     cancel(page)
 
+    # no group next to the Palace, but a lone hidden token far away may be the Harpies, who fly
+    # anywhere: at Honor 1 after the move, that one is enough; once they are eliminated, it is not
+    units = [
+        ["olympians", "Zeus", 1, 35],
+        ["olympians", "Ares", 3, 3],
+        ["chthonians", None, 11, 2],
+        ["chthonians", "Hades", 10, 9],
+    ]
+    moves = [["Ares", 4, -1, 0]]
+    set_position(page, units=units, eliminated=[], honor={"olympians": 2}, energy={}, moves=moves)
+    confirm = click_move(page, "Ares", 4)
+    assert confirm.locator("#confirm-title").inner_text() == "The enemy may win"
+    assert "token #11 in region 2 (it may be Harpies) by flight" in (
+        confirm.locator("li.danger").inner_text()
+    )
+    cancel(page)
+    set_position(page, units=units, eliminated=["Harpies"], honor={}, energy={}, moves=moves)
+    confirm = click_move(page, "Ares", 4)
+    assert confirm.locator("#confirm-title").inner_text() == "This costs Honor"
+    assert confirm.locator("li.danger").count() == 0
+    cancel(page)
+
 
 def test_the_chthonians_last_leader_within_a_thunderbolt_is_warned_of(
     new_page, web_server
