@@ -1,24 +1,26 @@
-"""The service's own work per command, without sockets and without ``legal`` frames.
+"""The service's own work per command, without sockets; the ``legal`` frames timed apart.
 
 ``load_bench.py`` measures everything at once; this isolates the middle of it. One process
 (this one) runs the real ``Services`` on a real Redis (embedded, ``appendfsync always``, as
 ``olympus serve`` runs it): rooms created and joined through the lobby, loaded through the
 registry, each with three subscribers that only count frames: one per seat and a spectator, so
-that each audience's frames are built as for real sockets. The legal queue is stopped, so no
-``legal`` is computed for the seats. A bot then plays random legal games through
-``RoomRuntime.submit``, one command at a time, round-robin over the rooms, and lets the event
-loop run the fan-out (the pub/sub hint of each append comes back) and the snapshotter after
-each.
+that each audience's frames are built as for real sockets. A bot then plays random legal games
+through ``RoomRuntime.submit``, one command at a time, round-robin over the rooms, and lets the
+event loop run the fan-out (the pub/sub hint of each append comes back) and the snapshotter
+after each. The legal queue is stopped: after each command the bench calls the room's
+``push_due`` itself and times it (thread CPU) as ``legal_frames_us_per_command``: listing and
+encoding the ``legal`` frame each seat is owed.
 
 The CPU of the process over the run, minus the bot's own choosing (``legal_actions`` for both
-seats, timed apart), divided by the commands, is what deciding, appending (redis-py, the Lua
-script's arguments, the hash chain), folding, observing for three audiences, numbering and
-queueing frames costs per command. With ``ws_floor_bench.py`` (the sockets) and the
-``legal_actions`` figures of ``rules_bench.py`` it explains most of ``load_bench.py``'s CPU per
-command; docs/performance.md ("Where one process's limit comes from") says what is left. Not
-included: each socket's own handling (parsing the command, the ``ack``), encoding ``legal``.
+seats, timed apart) and the ``legal`` frames, divided by the commands, is what deciding,
+appending (redis-py, the Lua script's arguments, the hash chain), folding, observing for three
+audiences, numbering and queueing frames costs per command (``service_ms_per_command``). With
+``ws_floor_bench.py`` (the sockets) it explains most of ``load_bench.py``'s CPU per command;
+docs/performance.md ("Where one process's limit comes from") says what is left. Not included:
+each socket's own handling (parsing the command, the ``ack``).
 
     .venv/bin/python bench/command_path_bench.py [--rooms 500] [--commands 5000] [--runs 3]
+        [--json FILE]
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ async def run(
         gc.collect()
         gc.freeze()
         gc.set_threshold(*Settings.gc_thresholds)
-        choosing = 0.0
+        choosing = framing = 0.0
         played = 0
         frames0 = sum(s.frames for s in sockets)
         start = time.process_time()
@@ -101,6 +103,9 @@ async def run(
             assert action is not None
             await room.submit(action.command, f"c{k}")
             played += 1
+            before = time.thread_time()
+            room.push_due()  # the seats' ``legal`` frames, timed apart (the queue is stopped)
+            framing += time.thread_time() - before
             for _ in range(3):  # the fan-out task (our own hint), the snapshotter
                 await asyncio.sleep(0)
         await asyncio.sleep(0.1)
@@ -109,7 +114,8 @@ async def run(
             "commands": played,
             "frames_per_command": (sum(s.frames for s in sockets) - frames0) / played,
             "bot_ms_per_command": 1000 * choosing / played,
-            "service_ms_per_command": 1000 * (total - choosing) / played,
+            "service_ms_per_command": 1000 * (total - choosing - framing) / played,
+            "legal_frames_us_per_command": 1e6 * framing / played,
         }
     finally:
         await services.stop()
@@ -121,6 +127,7 @@ def main() -> int:
     parser.add_argument("--commands", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=3, help="best of (the machine's speed varies)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", type=Path, default=None, help="also write the report here")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="olympus-path-"))
     results = []
@@ -138,6 +145,8 @@ def main() -> int:
         **{k: round(v, 3) for k, v in best.items()},
     }
     print(json.dumps(report, indent=2))
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
     return 0
 
 

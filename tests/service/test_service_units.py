@@ -10,8 +10,17 @@ import pytest
 from service_harness import split_frame
 
 from olympus import bots
-from olympus.rules import Options, create, execute, replay
-from olympus.server import Settings, background
+from olympus.rules import (
+    Faction,
+    GameState,
+    Options,
+    create,
+    execute,
+    legal_actions,
+    replay,
+    strength_terms,
+)
+from olympus.server import Settings, background, protocol
 from olympus.server.clocks import Clocks
 from olympus.server.feed import Feed
 from olympus.server.legal_queue import LegalQueue
@@ -103,6 +112,45 @@ def test_a_batch_frame_is_the_array_of_its_messages(count: int) -> None:
         else:
             assert codec.decode(batch) == messages
             assert split_frame(batch) == frames
+
+
+@pytest.mark.parametrize("count", [0, 1, 15, 16, 65535, 65536])
+def test_an_array_of_encoded_values_is_their_list_encoded(count: int) -> None:
+    """msgpack's array header has three sizes (16 and 65536 elements change it)."""
+    values = [k % 7 - 3 for k in range(count)]
+    for codec in (JSON, MSGPACK):
+        assert codec.array([codec.encode(v) for v in values]) == codec.encode(values)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("held", [protocol._HELD_ACTIONS, 8])
+def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
+    monkeypatch: pytest.MonkeyPatch, held: int
+) -> None:
+    """The room encodes ``legal`` with its actions' entries held encoded across positions
+    (``encoded_actions``): the same bytes as encoding the message anew, in every position of
+    random games, for each seat and codec, also when the held entries are forgotten often."""
+    monkeypatch.setattr(protocol, "_HELD_ACTIONS", held)
+    monkeypatch.setattr(protocol, "_ENCODED", {name: {} for name in protocol.CODECS})
+    rng = random.Random(11)
+    positions = 0
+
+    def check(state: GameState, *_: object) -> None:
+        nonlocal positions
+        for seat in Faction:
+            actions = legal_actions(state, seat)
+            extra = {"strength": strength_terms(state)} if state.combat else {}
+            for codec in (JSON, MSGPACK):
+                whole = protocol.legal(state.version, actions) | extra
+                spliced = protocol.legal(state.version, []) | extra
+                encoded = protocol.encoded_actions(codec, actions)
+                assert codec.encode_with(spliced, "actions", encoded) == codec.encode(whole)
+        positions += 1
+
+    for k in range(6):
+        options = Options(open_combat=k % 2 == 1, random_setup=k % 3 == 0)
+        bots.play_random_game(rng, options, max_commands=300, observe=check)
+    assert positions > 300
+    assert all(len(held_) <= held for held_ in protocol._ENCODED.values())
 
 
 async def test_legal_queue_serves_rooms_in_order_one_per_turn_of_the_loop() -> None:

@@ -111,6 +111,14 @@ class LegalAction:
             self._wire = wire
         return wire
 
+    @property
+    def wire_key(self) -> MoveFields | None:
+        """A hashable stand-in for ``wire`` when one is at hand without building it (a listed
+        move: its fields), else None: for callers that cache what they derive from the wire
+        (the service's encoded ``legal`` entries). Two moves with the same key have the same
+        wire."""
+        return self._move
+
     def _key(self) -> tuple[cmd.Command, int, int]:
         return (self.command, self.honor, self.energy)
 

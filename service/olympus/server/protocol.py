@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import msgpack
 from pydantic import ValidationError
@@ -62,19 +62,40 @@ class Codec:
             return msgpack.packb(message, use_bin_type=True)
         return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
+    def array(self, items: list[Frame]) -> Frame:
+        """The array of ``items``, each an encoded value, without encoding them again: the
+        same bytes as encoding the values as a list, since msgpack and compact JSON encode a
+        list value by value."""
+        if self.binary:
+            n = len(items)
+            if n < 16:
+                head = bytes([0x90 | n])
+            elif n < 1 << 16:
+                head = b"\xdc" + n.to_bytes(2, "big")
+            else:
+                head = b"\xdd" + n.to_bytes(4, "big")
+            return head + b"".join(cast(list[bytes], items))
+        return "[" + ",".join(cast(list[str], items)) + "]"
+
     def batch(self, frames: list[Frame]) -> Frame:
         """One frame for several encoded messages, without encoding them again: an array.
 
         Each websocket frame costs a send (and a syscall) on the server and a receive on the
         client; a command's events, its ``ack`` and the next ``legal`` travel together.
         """
-        if len(frames) == 1:
-            return frames[0]
+        return frames[0] if len(frames) == 1 else self.array(frames)
+
+    def encode_with(self, message: Message, key: str, items: list[Frame]) -> Frame:
+        """``encode(message)`` where ``message[key]`` (a placeholder) is the array of
+        ``items``, each an encoded value (``array``); a map of fewer than 16 keys."""
+        fields = [
+            (self.encode(name), self.array(items) if name == key else self.encode(value))
+            for name, value in message.items()
+        ]
         if self.binary:
-            n = len(frames)
-            head = bytes([0x90 | n]) if n < 16 else b"\xdc" + n.to_bytes(2, "big")
-            return head + b"".join(frames)  # type: ignore[arg-type]
-        return "[" + ",".join(frames) + "]"  # type: ignore[arg-type]
+            pairs = cast(list[tuple[bytes, bytes]], fields)
+            return bytes([0x80 | len(pairs)]) + b"".join(k + v for k, v in pairs)
+        return "{" + ",".join(k + ":" + v for k, v in cast(list[tuple[str, str]], fields)) + "}"
 
     def decode(self, frame: Frame) -> Any:
         if isinstance(frame, bytes) is not self.binary:
@@ -135,19 +156,9 @@ def legal(
     setup, what a setup is made of (``setup``); or, with nothing to do, why (``waiting``).
     During a combat the room adds both sides' ``strength`` while they commit
     (rules.strength_terms), and what follows each removal to the side choosing one
-    (``after_removal``, rules.removal_outcomes)."""
-    message: Message = {
-        "type": "legal",
-        "seq": seq,
-        "actions": [
-            {
-                "command": a.wire,  # the client form: no side, no clock
-                "honor": a.honor,
-                "energy": a.energy,
-            }
-            for a in actions
-        ],
-    }
+    (``after_removal``, rules.removal_outcomes). The room encodes it with its actions
+    already encoded (``encoded_actions``, ``Codec.encode_with``)."""
+    message: Message = {"type": "legal", "seq": seq, "actions": [action(a) for a in actions]}
     if setup is not None:
         message["setup"] = {
             "characters": [{"name": c, "leader": c == setup.leader} for c in setup.characters],
@@ -157,6 +168,37 @@ def legal(
     if waiting is not None:
         message["waiting"] = waiting
     return message
+
+
+def action(a: LegalAction) -> Message:
+    """One of ``legal``'s actions: the command as a client sends it (no side, no clock) and
+    what it costs at once."""
+    return {"command": a.wire, "honor": a.honor, "energy": a.energy}
+
+
+# Encoded actions held per codec, at most this many each (then forgotten all at once).
+_HELD_ACTIONS = 1 << 16
+_ENCODED: dict[str, dict[tuple[object, int, int], Frame]] = {name: {} for name in CODECS}
+
+
+def encoded_actions(codec: Codec, actions: list[LegalAction]) -> list[Frame]:
+    """``action(a)`` of each action, encoded. A move's is encoded once and reused while the
+    process holds it: a position lists mostly the moves of the positions before it, and
+    most of a ``legal`` frame's cost was building and encoding the same entries again
+    (docs/performance.md). Other actions (commitments, choices: a few) are encoded anew."""
+    held = _ENCODED[codec.name]
+    entries: list[Frame] = []
+    for a in actions:
+        if (fields := a.wire_key) is None:
+            entries.append(codec.encode(action(a)))
+            continue
+        key = (fields, a.honor, a.energy)
+        if (entry := held.get(key)) is None:
+            if len(held) >= _HELD_ACTIONS:
+                held.clear()
+            entry = held[key] = codec.encode(action(a))
+        entries.append(entry)
+    return entries
 
 
 def game_over(result: str | None, log: list[Message]) -> Message:

@@ -21,7 +21,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from olympus.rules import (
     Command,
@@ -160,6 +160,7 @@ class RoomRuntime:
         self.gone = False
         self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame]] = {}
         self._over_frames: dict[str, Frame] = {}
+        self._strength_of: tuple[GameState | None, dict[str, Any] | None] = (None, None)
         self._dirty = False
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
@@ -298,18 +299,26 @@ class RoomRuntime:
         if cached is None or cached[0] != self.version:
             state, seq = self.state, self.feeds[seat].seq
             if actions := legal_actions(state, seat):
-                message = protocol.legal(seq, actions)
+                message = protocol.legal(seq, [])  # its actions encoded apart, below
             elif setup := setup_options(state, seat):
                 message = protocol.legal(seq, [], setup=setup)
             else:
                 message = protocol.legal(seq, [], waiting=waiting_reason(state, seat))
-            if (strength := strength_terms(state)) is not None:
+            if (strength := self._strength()) is not None:
                 message["strength"] = strength
             if (outcomes := removal_outcomes(state, seat)) is not None:
                 message["after_removal"] = outcomes
-            cached = (self.version, codec.encode(message))
+            encoded = protocol.encoded_actions(codec, actions)
+            cached = (self.version, codec.encode_with(message, "actions", encoded))
             self._legal_frames[key] = cached
         return cached[1]
+
+    def _strength(self) -> dict[str, Any] | None:
+        """Both sides' strength terms now (public: the same in both seats' ``legal``), computed
+        once per state."""
+        if self._strength_of[0] is not self.state:
+            self._strength_of = (self.state, strength_terms(self.state))
+        return self._strength_of[1]
 
     def full_log(self) -> list[protocol.Message]:
         """Every event unredacted (JSON-able); only ever sent once the game is over (R7).
