@@ -10,6 +10,11 @@ Games run in ``--processes`` worker processes (default: the cores). A game still
 
     .venv/bin/python bench/bot_arena.py [--games 20] [--players random,greedy,easy,normal,hard]
         [--seed 1] [--processes 2] [--json FILE]
+    .venv/bin/python bench/bot_arena.py --merge FILE... [--json FILE]
+
+``--merge`` adds up the reports of several runs (their ``--json`` files: runs on other seeds,
+so other games) into one report, as if one run had played them all: a long arena can run in
+pieces on a shared machine, each piece saved as it ends.
 """
 
 from __future__ import annotations
@@ -100,7 +105,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--max-commands", type=int, default=600)
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="FILE")
     args = parser.parse_args(argv)
+    if args.merge:
+        report = merge([json.loads(path.read_text()) for path in args.merge])
+        print_report(report)
+        if args.json is not None:
+            args.json.write_text(json.dumps(report, indent=2) + "\n")
+        return 0
     names = args.players.split(",")
     pairs = list(itertools.combinations(names, 2))
     if args.pairs:
@@ -138,32 +150,17 @@ def score_of(game: dict, player: str, side: str) -> float:
 def summarize(
     names: list[str], played: list[tuple[str, str]], games: list[dict], wall: float
 ) -> dict:
-    pairs = []
-    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
+    counts: dict[tuple[str, str, str], dict[str, int]] = {}
     for a, b in played:
-        row: dict = {"player": a, "opponent": b, "sides": {}}
-        total = {"win": 0, "draw": 0, "loss": 0}
         for side in SIDES:
             other = side.enemy.value
-            mine = [g for g in games if g[side.value] == a and g[other] == b]
-            counts = {"win": 0, "draw": 0, "loss": 0, "cut": 0}
-            for g in mine:
-                s = score_of(g, a, side.value)
-                scores[(a, b)].append(s)
-                counts["win" if s == 1 else "draw" if s == 0.5 else "loss"] += 1
-                counts["cut"] += g["result"] == "unfinished"
-            n = len(mine)
-            counts["games"] = n
-            counts["win_rate"] = counts["win"] / n if n else None
-            counts["win_interval"] = wilson(counts["win"], n)
-            row["sides"][side.value] = counts
-            for k in total:
-                total[k] += counts[k]
-        n = sum(total.values())
-        row.update(total, games=n, win_rate=total["win"] / n if n else None)
-        row["win_interval"] = wilson(total["win"], n)
-        pairs.append(row)
-    speed = {}
+            tally = counts[(a, b, side.value)] = {"win": 0, "draw": 0, "loss": 0, "cut": 0}
+            for g in games:
+                if g[side.value] == a and g[other] == b:
+                    s = score_of(g, a, side.value)
+                    tally["win" if s == 1 else "draw" if s == 0.5 else "loss"] += 1
+                    tally["cut"] += g["result"] == "unfinished"
+    seats: dict[str, tuple[float, float]] = {}
     for name in names:
         decisions = seconds = 0.0
         for g in games:
@@ -171,18 +168,83 @@ def summarize(
                 if g[side.value] == name:
                     decisions += g["seats"][side.value]["decisions"]
                     seconds += g["seats"][side.value]["seconds"]
-        speed[name] = {
+        seats[name] = (decisions, seconds)
+    return report_of(names, played, counts, seats, len(games), wall)
+
+
+def report_of(
+    names: list[str],
+    played: list[tuple[str, str]],
+    counts: dict[tuple[str, str, str], dict[str, int]],
+    seats: dict[str, tuple[float, float]],
+    games: int,
+    wall: float,
+) -> dict:
+    """The report of games counted per pair and side (``counts[(player, opponent, side)]``:
+    the player's wins, draws, losses and cut games on that side) and the players' decisions
+    and CPU seconds (``seats``)."""
+    pairs = []
+    scores: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for a, b in played:
+        row: dict = {"player": a, "opponent": b, "sides": {}}
+        total = {"win": 0, "draw": 0, "loss": 0}
+        for side in SIDES:
+            c = dict(counts[(a, b, side.value)])
+            scores[(a, b)] += [1.0] * c["win"] + [0.5] * c["draw"] + [0.0] * c["loss"]
+            n = c["win"] + c["draw"] + c["loss"]
+            c["games"] = n
+            c["win_rate"] = c["win"] / n if n else None
+            c["win_interval"] = wilson(c["win"], n)
+            row["sides"][side.value] = c
+            for k in total:
+                total[k] += c[k]
+        n = sum(total.values())
+        row.update(total, games=n, win_rate=total["win"] / n if n else None)
+        row["win_interval"] = wilson(total["win"], n)
+        pairs.append(row)
+    speed = {
+        name: {
             "decisions": int(decisions),
             "seconds": round(seconds, 2),
             "decisions_per_s": round(decisions / seconds, 1) if seconds else None,
         }
+        for name, (decisions, seconds) in seats.items()
+    }
     return {
-        "games": len(games),
+        "games": games,
         "wall_seconds": round(wall, 1),
         "pairs": pairs,
         "elo": {k: round(v) for k, v in elo(names, scores).items()},
         "speed": speed,
     }
+
+
+def merge(reports: list[dict]) -> dict:
+    """One report of the games of several (``report_of`` of their counts added up)."""
+    names: list[str] = []
+    played: list[tuple[str, str]] = []
+    counts: dict[tuple[str, str, str], dict[str, int]] = {}
+    seats: dict[str, tuple[float, float]] = {}
+    for report in reports:
+        for name, s in report["speed"].items():
+            if name not in names:
+                names.append(name)
+            decisions, seconds = seats.get(name, (0.0, 0.0))
+            seats[name] = (decisions + s["decisions"], seconds + s["seconds"])
+        for row in report["pairs"]:
+            pair = (row["player"], row["opponent"])
+            if pair not in played:
+                played.append(pair)
+            for side, c in row["sides"].items():
+                tally = counts.setdefault((*pair, side), dict.fromkeys(COUNTED, 0))
+                for k in COUNTED:
+                    tally[k] += c[k]
+    names.sort(key=lambda n: PLAYERS.index(n) if n in PLAYERS else len(PLAYERS))
+    games = sum(r["games"] for r in reports)
+    return report_of(names, played, counts, seats, games, sum(r["wall_seconds"] for r in reports))
+
+
+COUNTED = ("win", "draw", "loss", "cut")
 
 
 def print_report(report: dict) -> None:
