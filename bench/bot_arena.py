@@ -12,9 +12,14 @@ Games run in ``--processes`` worker processes (default: the cores). A game still
         [--seed 1] [--processes 2] [--json FILE]
     .venv/bin/python bench/bot_arena.py --merge FILE... [--json FILE]
 
+    .venv/bin/python bench/bot_arena.py --until 0.05 --pieces DIR [--games 3] [--json FILE]
+
 ``--merge`` adds up the reports of several runs (their ``--json`` files: runs on other seeds,
-so other games) into one report, as if one run had played them all: a long arena can run in
-pieces on a shared machine, each piece saved as it ends.
+so other games) into one report, as if one run had played them all. ``--until W --pieces DIR``
+plays until every pair's 95% interval (both sides) is within ±W: runs of ``--games`` per side,
+each for the pair whose interval is widest in the reports in DIR (merged), each saved in DIR as
+it ends. So a long arena runs in pieces, may be stopped and started again (on another day, with
+the reports of other runs added to DIR), and spends its games where the interval is widest.
 """
 
 from __future__ import annotations
@@ -106,24 +111,39 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-commands", type=int, default=600)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="FILE")
+    parser.add_argument("--pieces", type=Path, default=None, metavar="DIR")
+    parser.add_argument("--until", type=float, default=None, metavar="HALF_WIDTH")
     args = parser.parse_args(argv)
     if args.merge:
         report = merge([json.loads(path.read_text()) for path in args.merge])
-        print_report(report)
-        if args.json is not None:
-            args.json.write_text(json.dumps(report, indent=2) + "\n")
-        return 0
-    names = args.players.split(",")
-    pairs = list(itertools.combinations(names, 2))
-    if args.pairs:
-        wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
-        pairs = [p for p in pairs if frozenset(p) in wanted]
+    else:
+        names = args.players.split(",")
+        pairs = list(itertools.combinations(names, 2))
+        if args.pairs:
+            wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
+            pairs = [p for p in pairs if frozenset(p) in wanted]
+        if args.until is not None:
+            if args.pieces is None:
+                parser.error("--until needs --pieces")
+            report = play_until(args, names, pairs)
+        else:
+            report = play(args, names, pairs, args.seed)
+    print_report(report)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def play(
+    args: argparse.Namespace, names: list[str], pairs: list[tuple[str, str]], seed: int
+) -> dict:
+    """A run: ``args.games`` games of each pair on each side, on seeds drawn from ``seed``."""
     tasks = []
     for a, b in pairs:
         for _ in range(args.games):
-            seed = args.seed * 1_000_003 + len(tasks)
-            tasks.append((a, b, seed, args.max_commands))
-            tasks.append((b, a, seed + 1, args.max_commands))
+            game_seed = seed * 1_000_003 + len(tasks)
+            tasks.append((a, b, game_seed, args.max_commands))
+            tasks.append((b, a, game_seed + 1, args.max_commands))
     started = time.monotonic()
     with multiprocessing.Pool(args.processes) as pool:
         games = []
@@ -131,12 +151,43 @@ def main(argv: list[str] | None = None) -> int:
             games.append(game)
             print(f"\r{done}/{len(tasks)} games", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
-    wall = time.monotonic() - started
-    report = summarize(names, pairs, games, wall)
-    print_report(report)
-    if args.json is not None:
-        args.json.write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+    return summarize(names, pairs, games, time.monotonic() - started)
+
+
+def play_until(args: argparse.Namespace, names: list[str], pairs: list[tuple[str, str]]) -> dict:
+    """Runs of the pair whose interval is widest until each is within ``args.until``; each
+    run's report saved in ``args.pieces`` (run ``k`` of ``--seed s``: seed ``s·100000 + k``,
+    so that no two runs play the same games). Returns the merged report of the pieces."""
+    pieces: Path = args.pieces
+    pieces.mkdir(parents=True, exist_ok=True)
+    k = 0
+    while True:
+        files = sorted(pieces.glob("*.json"))
+        merged = merge([json.loads(f.read_text()) for f in files]) if files else None
+        half, pair = widest(merged, pairs)
+        if half <= args.until:
+            assert merged is not None
+            return merged
+        while (path := pieces / f"run-{args.seed}-{k:05}.json").exists():
+            k += 1
+        print(f"{pair[0]}-{pair[1]}: ±{100 * half:.1f}%", file=sys.stderr)
+        report = play(args, names, [pair], args.seed * 100_000 + k)
+        path.write_text(json.dumps(report, indent=2) + "\n")
+
+
+def widest(report: dict | None, pairs: list[tuple[str, str]]) -> tuple[float, tuple[str, str]]:
+    """The pair whose win interval (over both sides) is widest in ``report``, and its half
+    width (0.5 for a pair not played yet)."""
+    rows = {frozenset((r["player"], r["opponent"])): r for r in (report or {}).get("pairs", [])}
+
+    def half(pair: tuple[str, str]) -> float:
+        row = rows.get(frozenset(pair))
+        if row is None:
+            return 0.5
+        low, high = row["win_interval"]
+        return float(high - low) / 2
+
+    return max((half(p), p) for p in pairs)
 
 
 def score_of(game: dict, player: str, side: str) -> float:

@@ -4,6 +4,7 @@ run of all their games."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -42,3 +43,27 @@ def test_merged_reports_are_the_report_of_all_their_games() -> None:
     for name in names:
         assert merged["speed"][name]["decisions"] == whole["speed"][name]["decisions"] > 0
     assert sum(row["games"] for row in merged["pairs"]) == len(tasks)
+
+
+def test_until_plays_runs_of_the_widest_pair_until_each_is_within(tmp_path: Path) -> None:
+    """``--until W --pieces DIR``: runs saved one by one; it stops when every pair's interval
+    is within ±W, and started again on the same pieces it plays nothing more."""
+    arena = _arena()
+    pieces, out = tmp_path / "pieces", tmp_path / "arena.json"
+    argv = ["--players", "random,greedy,easy", "--pairs", "random-greedy,greedy-easy"]
+    argv += ["--until", "0.3", "--pieces", str(pieces), "--games", "2", "--processes", "1"]
+    assert arena.main([*argv, "--json", str(out)]) == 0
+    files = sorted(pieces.glob("*.json"))
+    reports = [json.loads(f.read_text()) for f in files]
+    assert len(files) >= 2 and all(len(r["pairs"]) == 1 for r in reports)
+    merged = json.loads(out.read_text())
+    assert merged == json.loads(json.dumps(arena.merge(reports)))
+    assert {frozenset((r["player"], r["opponent"])) for r in merged["pairs"]} == {
+        frozenset(("random", "greedy")),
+        frozenset(("greedy", "easy")),
+    }
+    for row in merged["pairs"]:
+        low, high = row["win_interval"]
+        assert high - low <= 0.6
+    assert arena.main(argv) == 0
+    assert sorted(pieces.glob("*.json")) == files
