@@ -41,6 +41,7 @@ from olympus.rules import Faction, Options
 
 PLAYERS = ("random", "greedy", "easy", "normal", "hard")
 SIDES = (Faction.OLYMPIANS, Faction.CHTHONIANS)
+COUNTED = ("win", "draw", "loss", "cut")  # a player's games on a side, in a report
 
 
 def play_one(task: tuple[str, str, int, int]) -> dict:
@@ -205,7 +206,7 @@ def summarize(
     for a, b in played:
         for side in SIDES:
             other = side.enemy.value
-            tally = counts[(a, b, side.value)] = {"win": 0, "draw": 0, "loss": 0, "cut": 0}
+            tally = counts[(a, b, side.value)] = dict.fromkeys(COUNTED, 0)
             for g in games:
                 if g[side.value] == a and g[other] == b:
                     s = score_of(g, a, side.value)
@@ -293,9 +294,6 @@ def merge(reports: list[dict]) -> dict:
     names.sort(key=lambda n: PLAYERS.index(n) if n in PLAYERS else len(PLAYERS))
     games = sum(r["games"] for r in reports)
     return report_of(names, played, counts, seats, games, sum(r["wall_seconds"] for r in reports))
-
-
-COUNTED = ("win", "draw", "loss", "cut")
 
 
 def print_report(report: dict) -> None:

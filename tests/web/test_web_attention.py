@@ -4,6 +4,7 @@ and icon say "your move" to the player who is to act, and to nobody else."""
 from __future__ import annotations
 
 from test_web_game import _join_game
+from web_harness import liturgy
 
 TITLE = "Storm over Olympus"
 YOUR_MOVE = f"● Your move — {TITLE}"
@@ -14,6 +15,11 @@ BOX = "#status-panel .score"  # each side's box
 
 def side_state(page, side: str) -> str:
     return page.get_attribute(f"{BOX}[data-side={side}]", "data-state")
+
+
+def box_text(page, side: str) -> str:
+    """What a side's box (in the status panel) says it is doing."""
+    return page.inner_text(f"{BOX}[data-side={side}] .side-state")
 
 
 def wait_side_state(page, side: str, state: str) -> None:
@@ -55,9 +61,7 @@ def test_the_tab_and_the_side_boxes_say_whose_move_it_is(new_page, web_server) -
     for page in (olympians, chthonians):
         wait_side_state(page, "chthonians", "to-play")
         assert side_state(page, "olympians") == "waiting"
-        assert "to play" in page.inner_text(
-            "#status-panel .score[data-side=chthonians] .side-state"
-        )
+        assert "to play" in box_text(page, "chthonians")
 
 
 # The Notification API, spied on: the page's ``Notification`` records what it is asked to show,
@@ -88,14 +92,6 @@ SPY = """
 })();
 """
 HIDE = "h => { window.__hidden = h; document.dispatchEvent(new Event('visibilitychange')); }"
-
-
-def liturgy(page) -> None:
-    """The simplest whole turn: a Liturgy (it costs Honor: confirmed)."""
-    page.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
-    page.click("#btn-liturgy")
-    page.click("dialog#confirm[open] [data-action=ok]")
-    page.wait_for_selector("#game[data-my-turn=false]")
 
 
 def test_a_notification_when_your_move_arrives_in_a_hidden_tab(new_page) -> None:

@@ -6,7 +6,7 @@ and the panel closes by itself when the combat ends, its result kept in the log.
 
 from __future__ import annotations
 
-from test_web_attention import side_state, wait_side_state
+from test_web_attention import box_text, side_state, wait_side_state
 from test_web_game import _join_game
 
 OLYMPIANS = {"Zeus": 35, "Apollo": 5, "Ares": 6, "Athena": 12, "Hera": 13, "Hermes": 19,
@@ -28,11 +28,6 @@ def place(page, placements: dict[str, int]) -> None:
             arg=name,
         )
     page.click("#btn-submit-setup")
-
-
-def box_text(page, side: str) -> str:
-    """What a side's box (in the status panel) says it is doing."""
-    return page.inner_text(f"#status-panel .score[data-side={side}] .side-state")
 
 
 def confirm_if_asked(page) -> None:

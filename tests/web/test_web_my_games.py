@@ -4,6 +4,8 @@ last move, and updates live; clocks of days are offered when creating a game."""
 
 from __future__ import annotations
 
+from web_harness import liturgy
+
 
 def _new_game(page, side: str, clock: str | None = None) -> str:
     page.goto("/#/")
@@ -60,9 +62,7 @@ def test_your_games_say_whose_move_and_update_live(new_page) -> None:
 
     # Bob moves in the slow game: Ann's open lobby says it is her move there, without a reload
     bob.goto(f"/#/play/{slow}")
-    bob.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
-    bob.click("#btn-liturgy")
-    bob.click("dialog#confirm[open] [data-action=ok]")
+    liturgy(bob)
     ann.wait_for_selector(f"#my-games tr[data-room='{slow}'][data-your-move=true]", timeout=20_000)
     assert row(ann, slow).locator("td.turn").inner_text() == "2"
     assert ann.locator("#my-games tbody tr[data-your-move=true]").count() == 2

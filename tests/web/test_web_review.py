@@ -5,12 +5,7 @@ players), and the replay's move list jumps on a click and steps with the arrow k
 
 from __future__ import annotations
 
-
-def _liturgy(page) -> None:
-    page.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
-    page.click("#btn-liturgy")
-    page.click("dialog#confirm[open] [data-action=ok]")
-    page.wait_for_selector("#game[data-my-turn=false]")
+from web_harness import liturgy
 
 
 def test_late_spectators_rematch_and_replay(new_page) -> None:
@@ -31,8 +26,8 @@ def test_late_spectators_rematch_and_replay(new_page) -> None:
         page.click("#btn-submit-setup")
 
     for _ in range(2):
-        _liturgy(bob)
-        _liturgy(ann)
+        liturgy(bob)
+        liturgy(ann)
     # a spectator arriving now sees the game so far, not just "Position loaded"
     late = new_page("late", f"/#/watch/{room}")
     late.wait_for_selector("#event-log li:has-text('Earlier in this game')")
@@ -40,9 +35,9 @@ def test_late_spectators_rematch_and_replay(new_page) -> None:
     assert log.count("performed a Liturgy") == 4 and "Turn 1" in log
 
     for _ in range(2):
-        _liturgy(bob)
-        _liturgy(ann)
-    _liturgy(bob)  # the Chthonians' Honor reaches 0
+        liturgy(bob)
+        liturgy(ann)
+    liturgy(bob)  # the Chthonians' Honor reaches 0
     for page in (ann, bob, late):
         page.wait_for_selector("#game-over")
 

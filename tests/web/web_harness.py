@@ -89,3 +89,11 @@ def random_setup_game(new_page, web_server, side: str):
         "() => { const g = window.olympus; return g.options && g.options.seq === g.model.seq; }"
     )
     return page
+
+
+def liturgy(page) -> None:
+    """The simplest whole turn: a Liturgy (it costs Honor: confirmed), then the opponent's."""
+    page.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
+    page.click("#btn-liturgy")
+    page.click("dialog#confirm[open] [data-action=ok]")
+    page.wait_for_selector("#game[data-my-turn=false]")

@@ -15,7 +15,7 @@ const BASE_NAME = { olympians: "the Palace", chthonians: "Tartarus" };
  * Whether enemy unit `u` may be one of `names`: its name if revealed, else any of them that is
  * neither eliminated nor revealed elsewhere on the board.
  */
-export function mayBe(m, u, names) {
+function mayBe(m, u, names) {
   return possible(m, u, names).length > 0;
 }
 
@@ -41,7 +41,7 @@ function maybeWord(m, u, names) {
  * thunderbolt, the struck region's units (a lone unit dies unless it may be Cerberus; of several,
  * the enemy chooses one, so one fewer stands there but any of them may be the survivor).
  */
-export function foresee(m, seat, action) {
+function foresee(m, seat, action) {
   const c = action.command;
   const enemy = enemyOf(seat);
   const units = m.units.map((u) => ({ ...u }));
@@ -67,7 +67,7 @@ export function foresee(m, seat, action) {
   // the enemy units that stay free to act (a lone struck unit is gone, or is Cerberus)
   const loneStruck = free.filter((u) => u.side === enemy && u.region === struck).length === 1;
   const threats = free.filter((u) => u.side === enemy && !(loneStruck && u.region === struck));
-  return { units, free, threats, engaged, struck, enemyCount, honor: m.honor[seat] + action.honor, energy: m.energy };
+  return { units, free, threats, engaged, enemyCount, honor: m.honor[seat] + action.honor };
 }
 
 /** A: a Chthonian leader reaches the Palace (the Olympians' danger). */

@@ -43,23 +43,23 @@ export function costWords(m, seat, honor, energy) {
 }
 
 /**
- * A confirmation's title and button: losing the game says so first, then a danger the action
- * leaves open (danger.js), else the dialog's own words.
+ * Ask before an action of the turn: `text` says what it is and costs, then come the dangers it
+ * leaves open (danger.js). The title and the button say the worst first: losing the game, then
+ * a danger ("… anyway"), else the dialog's own `title` and `ok`. True to go on.
  */
-function askWords(loses, dangers, title, ok, anyway = "Do it anyway") {
-  if (loses) return { title: "You will lose the game", ok: "Lose the game" };
-  if (dangers.length) return { title: "The enemy may win", ok: anyway };
-  return { title, ok };
-}
-
-/** A confirmation's body: what and its cost, then the dangers it leaves open (danger.js). */
-function warningBody(text, dangers) {
-  return h(
+function confirmWarned(text, dangers, { loses = false, title, ok, anyway = "Do it anyway", cancel }) {
+  const words = loses
+    ? { title: "You will lose the game", ok: "Lose the game" }
+    : dangers.length
+      ? { title: "The enemy may win", ok: anyway }
+      : { title, ok };
+  const body = h(
     "div",
     {},
     h("p", {}, text),
-    dangers.length ? h("ul", { class: "dangers", id: "dangers" }, dangers.map((d) => h("li", { class: "danger" }, d))) : null,
+    dangers.length ? h("ul", { class: "dangers" }, dangers.map((d) => h("li", { class: "danger" }, d))) : null,
   );
+  return confirmDialog({ ...words, body, cancel });
 }
 
 
@@ -315,8 +315,7 @@ export class GameScreen {
     if (honor >= 0 && !(energy > 0) && !dangers.length) return true;
     const { body, loses } = costWords(this.model, this.seat, honor, energy);
     const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
-    const { title, ok } = askWords(loses, dangers, costs, "Yes, do it");
-    return confirmDialog({ title, body: warningBody(`${what}.${body ? ` ${body}` : ""}`, dangers), ok, cancel: "No" });
+    return confirmWarned(`${what}.${body ? ` ${body}` : ""}`, dangers, { loses, title: costs, ok: "Yes, do it", cancel: "No" });
   }
 
   /** What `action` of this turn may let the enemy do to win, in plain words (danger.js). */
@@ -518,9 +517,11 @@ export class GameScreen {
     if (!a) return;
     const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
     const dangers = this.enemyWins(a);
-    const ok = await confirmDialog({
-      ...askWords(loses, dangers, "Perform a Liturgy?", "Perform the Liturgy", "Perform it anyway"),
-      body: warningBody(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers),
+    const ok = await confirmWarned(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers, {
+      loses,
+      title: "Perform a Liturgy?",
+      ok: "Perform the Liturgy",
+      anyway: "Perform it anyway",
     });
     if (ok) this.send(a.command);
   }
@@ -529,9 +530,10 @@ export class GameScreen {
     const a = this.myTurnActions.find((x) => x.command.type === "pass");
     if (!a) return;
     const dangers = this.enemyWins(a);
-    const ok = await confirmDialog({
-      ...askWords(false, dangers, "Pass?", "Pass", "Pass anyway"),
-      body: warningBody("All your units are in Tartarus: you may do nothing this turn.", dangers),
+    const ok = await confirmWarned("All your units are in Tartarus: you may do nothing this turn.", dangers, {
+      title: "Pass?",
+      ok: "Pass",
+      anyway: "Pass anyway",
     });
     if (ok) this.send(a.command);
   }
@@ -545,7 +547,7 @@ export class GameScreen {
     });
     if (!chosen) return;
     const dangers = this.enemyWins(chosen);
-    if (dangers.length && !(await confirmDialog({ title: "The enemy may win", body: warningBody(`Recall ${chosen.command.unit}.`, dangers), ok: "Recall anyway", cancel: "No" }))) return;
+    if (dangers.length && !(await confirmWarned(`Recall ${chosen.command.unit}.`, dangers, { anyway: "Recall anyway", cancel: "No" }))) return;
     this.send(chosen.command);
   }
 

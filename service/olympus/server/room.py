@@ -297,13 +297,12 @@ class RoomRuntime:
         key = (seat, codec.name)
         cached = self._legal_frames.get(key)
         if cached is None or cached[0] != self.version:
-            state, seq = self.state, self.feeds[seat].seq
-            if actions := legal_actions(state, seat):
-                message = protocol.legal(seq, [])  # its actions encoded apart, below
-            elif setup := setup_options(state, seat):
-                message = protocol.legal(seq, [], setup=setup)
-            else:
-                message = protocol.legal(seq, [], waiting=waiting_reason(state, seat))
+            state = self.state
+            actions = legal_actions(state, seat)
+            setup = None if actions else setup_options(state, seat)
+            waiting = None if actions or setup else waiting_reason(state, seat)
+            # its actions are encoded apart and spliced in, below
+            message = protocol.legal(self.feeds[seat].seq, [], setup=setup, waiting=waiting)
             if (strength := self._strength()) is not None:
                 message["strength"] = strength
             if (outcomes := removal_outcomes(state, seat)) is not None:

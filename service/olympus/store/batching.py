@@ -161,14 +161,10 @@ class ScriptBatcher:
         that wrote it."""
         assert isinstance(self.redis, RedisCluster)
         wait = self.replicated
+        if wait is None:
+            return first(await call_script(self.redis, self.script, keys, args))
         replies = await call_script(
-            self.redis,
-            self.script,
-            keys,
-            args,
-            *([("WAIT", wait.replicas, wait.timeout_ms)] if wait is not None else []),
-            retries=0 if wait is not None else None,
+            self.redis, self.script, keys, args, ("WAIT", wait.replicas, wait.timeout_ms), retries=0
         )
-        if wait is not None:
-            self._confirm(replies.pop(), replies)
+        self._confirm(replies.pop(), replies)
         return first(replies)

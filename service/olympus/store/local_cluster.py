@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from redis.crc import key_slot
+
 from olympus.lifetime import die_with
 
 REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
@@ -205,14 +207,14 @@ class LocalCluster:
         that moving the slot moves this room's keys and no other test's."""
         while True:
             room = f"moving-{uuid.uuid4().hex[:8]}"
-            slot = int(self.live[0].cli("cluster", "keyslot", keys(room)).strip())
+            slot = key_slot(keys(room).encode())
             count = self.master_of_slot(slot).cli("cluster", "countkeysinslot", str(slot))
             if count.strip() == "0":
                 return room
 
     def master_of(self, key: str) -> Node:
         """The live master that serves ``key``'s slot now."""
-        return self.master_of_slot(int(self.live[0].cli("cluster", "keyslot", key).strip()))
+        return self.master_of_slot(key_slot(key.encode()))
 
     def master_of_slot(self, slot: int) -> Node:
         """The live master that serves ``slot`` now (as it says itself)."""
