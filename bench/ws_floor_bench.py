@@ -2,8 +2,10 @@
 
 ``load_bench.py`` measures the service; this measures what the service cannot go below on the
 same machine with the same parts. A bare Starlette app on uvicorn (the same ``uvicorn_config``
-as ``olympus serve``: uvloop, httptools, websockets-sansio, no compression) relays the frames a
-real command produces, recorded beforehand from a random game played with the rules engine:
+as ``olympus serve``: uvloop, httptools, websockets-sansio, no compression), sending as the
+service does (``ws_protocol.FrameSender``: frames written straight to the transport), relays
+the frames a real command produces, recorded beforehand from a random game played with the
+rules engine:
 the events (with the ``ack``, to the sender), the events to the opponent and to the spectator,
 and the next position's ``legal`` (one, to the other seat: the service sends one to each seat
 with options, two in some combat positions), each batched into one frame per socket as the
@@ -57,6 +59,7 @@ from olympus.server import protocol
 from olympus.server.protocol import MSGPACK
 from olympus.server.serve import uvicorn_config
 from olympus.server.settings import Settings
+from olympus.server.ws_protocol import FrameSender
 
 # (to the sender: events + ack, to the opponent, to the spectator, the next legal) per command
 Script = list[tuple[bytes, bytes, bytes, bytes]]
@@ -96,13 +99,13 @@ def record(seed: int) -> Script:
 
 def serve(port: int, script_file: str) -> None:
     script: Script = [tuple(x) for x in msgpack.unpackb(Path(script_file).read_bytes())]
-    rooms: dict[str, dict[str, WebSocket]] = {}
+    rooms: dict[str, dict[str, FrameSender]] = {}
 
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept(subprotocol="olympus.msgpack")
         hello = msgpack.unpackb(await ws.receive_bytes())
         room = rooms.setdefault(hello["room"], {})
-        room[hello["seat"]] = ws
+        room[hello["seat"]] = FrameSender(ws)
         while len(room) < 3:  # the room's other sockets may still be saying hello
             await asyncio.sleep(0.01)
         try:
@@ -110,10 +113,10 @@ def serve(port: int, script_file: str) -> None:
                 command = msgpack.unpackb(await ws.receive_bytes())
                 mine, theirs, spectator, options = script[command["n"] % len(script)]
                 other = room["b" if hello["seat"] == "a" else "a"]
-                await ws.send_bytes(mine)
-                await other.send_bytes(theirs)
-                await room["s"].send_bytes(spectator)
-                await other.send_bytes(options)
+                await room[hello["seat"]].send(mine)
+                await other.send(theirs)
+                await room["s"].send(spectator)
+                await other.send(options)
         except WebSocketDisconnect:
             return
 

@@ -21,7 +21,7 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 import httpx
 import msgpack
@@ -70,18 +70,21 @@ class Loopback:
         return f"ws://127.0.0.1:{self.port}/ws"
 
 
-class ServerThread(Loopback):
-    """One service process (app, event loop, uvicorn) in a background thread."""
+class UvicornThread(Loopback):
+    """An ASGI app on uvicorn (``olympus serve``'s settings, ``uvicorn_config``, but for the
+    ``overrides`` of its attributes) with its event loop in a background thread."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, app: Any, settings: Settings, **overrides: Any) -> None:
         self.settings = settings
-        self.app = create_app(settings)
+        self.app = app
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         config = uvicorn_config(self.app, settings, "127.0.0.1", self.port)
         config.log_level = "warning"
+        for name, value in overrides.items():
+            setattr(config, name, value)
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.error: BaseException | None = None
@@ -92,11 +95,7 @@ class ServerThread(Loopback):
         except BaseException as error:  # surfaced by start()/stop()
             self.error = error
 
-    @property
-    def services(self) -> Any:
-        return self.app.state.services
-
-    def start(self) -> ServerThread:
+    def start(self) -> Self:
         self.thread.start()
         deadline = time.monotonic() + TIMEOUT
         while not self.server.started:
@@ -129,6 +128,17 @@ class ServerThread(Loopback):
     async def aclose(self) -> None:
         """Stop while this event loop keeps running, so its clients can answer close frames."""
         await asyncio.to_thread(self.stop)
+
+
+class ServerThread(UvicornThread):
+    """One service process (app, event loop, uvicorn) in a background thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        super().__init__(create_app(settings), settings)
+
+    @property
+    def services(self) -> Any:
+        return self.app.state.services
 
 
 def jsonable(value: Any) -> Any:

@@ -53,20 +53,21 @@ class Strength:
     factor_powers: tuple[str, ...]  # whose powers multiply the Energy
     chase: int  # what a Chase adds
     chase_power: str | None  # whose power sets it (None: the rule's −3)
+    # The units' strengths plus the bonuses: kept, not summed at each ``power`` (the commitment
+    # form asks the power of every maneuver with every amount of Energy, strength_terms).
+    base: int
 
-    @property
-    def base(self) -> int:
-        return sum(v for _, v in self.units) + sum(b for _, b, _ in self.bonuses)
-
-    def power(self, commitment: Commitment) -> int:
+    def power(self, maneuver: Maneuver, energy: int) -> int:
         """Base + Energy (× powers), Chase modifier, doubled for the all-out maneuvers (R8).
 
         A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
+        Of a maneuver and an amount, not a ``Commitment``: the commitment form asks it of every
+        maneuver with every amount (strength_terms).
         """
-        power_ = self.base + commitment.energy * self.energy_factor
-        if commitment.maneuver is Maneuver.CHASE:
+        power_ = self.base + energy * self.energy_factor
+        if maneuver is Maneuver.CHASE:
             power_ += self.chase
-        if commitment.maneuver in ALL_OUT:
+        if maneuver in ALL_OUT:
             power_ *= 2
         return power_
 
@@ -87,7 +88,7 @@ class Strength:
             data |= {
                 "maneuver": commitment.maneuver.value,
                 "energy": commitment.energy,
-                "power": self.power(commitment),
+                "power": self.power(commitment.maneuver, commitment.energy),
             }
         return data
 
@@ -126,14 +127,16 @@ def strengths(state: GameState) -> dict[Faction, Strength]:
             (m, p.unit) for p in own if (m := p.chase_modifier(state, region, faction)) is not None
         ]
         chase, chase_power = max(chases) if chases else (CHASE_MODIFIER, None)
+        counted = tuple((u, v) for u, v in nominal.items() if BY_NAME[u].faction is faction)
         result[faction] = Strength(
-            units=tuple((u, v) for u, v in nominal.items() if BY_NAME[u].faction is faction),
+            units=counted,
             adjustments=tuple(a for a in adjustments if BY_NAME[a[1]].faction is faction),
             bonuses=tuple(bonuses),
             energy_factor=math.prod(f for _, f in factors),
             factor_powers=tuple(p for p, _ in factors),
             chase=chase,
             chase_power=chase_power,
+            base=sum(v for _, v in counted) + sum(b for _, b, _ in bonuses),
         )
     return result
 
@@ -150,7 +153,7 @@ def strength_terms(state: GameState) -> dict[str, Any] | None:
         energies = range(energy_limit(state, faction) + 1)
         terms[faction.value] = strength.to_dict() | {
             "powers": {
-                m.value: [strength.power(Commitment(m, e)) for e in energies]
+                m.value: [strength.power(m, e) for e in energies]
                 for m in sorted(allowed_maneuvers(state, faction), key=list(Maneuver).index)
             }
         }
@@ -349,7 +352,7 @@ def resolve_round(d: Decision) -> None:
         if maneuvers[f] is Maneuver.RETREAT and not retreat_regions(state, f):
             maneuvers[f] = Maneuver.STANDARD
     strength = strengths(state)
-    power = {f: strength[f].power(commitments[f]) for f in Faction}
+    power = {f: strength[f].power(c.maneuver, c.energy) for f, c in commitments.items()}
     winner, plan = plan_round(state, maneuvers, power)
     o, c = commitments[Faction.OLYMPIANS], commitments[Faction.CHTHONIANS]
     d.emit(

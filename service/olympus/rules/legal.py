@@ -45,7 +45,17 @@ class LegalAction:
     ``of`` wraps a command that is already built.
     """
 
-    __slots__ = ("_command", "_given", "_kind", "_move", "_side", "_wire", "energy", "honor")
+    __slots__ = (
+        "_command",
+        "_given",
+        "_key",
+        "_kind",
+        "_move",
+        "_side",
+        "_wire",
+        "energy",
+        "honor",
+    )
 
     def __init__(
         self,
@@ -69,6 +79,7 @@ class LegalAction:
         self._given = given
         self._move = move
         self._command = command
+        self._key: WireKey | None = move
 
     @classmethod
     def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
@@ -112,23 +123,32 @@ class LegalAction:
         return wire
 
     @property
-    def wire_key(self) -> MoveFields | None:
-        """A hashable stand-in for ``wire`` when one is at hand without building it (a listed
-        move: its fields), else None: for callers that cache what they derive from the wire
-        (the service's encoded ``legal`` entries). Two moves with the same key have the same
-        wire."""
-        return self._move
+    def wire_key(self) -> WireKey | None:
+        """A hashable stand-in for ``wire``, at hand without building it: a listed move's
+        fields, or the command's class and its given fields (lists as tuples) for another
+        action listed by its ``wire``; None for an action made ``of`` a command. For callers
+        that cache what they derive from the wire (the service's encoded ``legal`` entries):
+        two actions with the same key have the same wire. Kept once made: the listed
+        commitments of a combat are the same objects from position to position."""
+        key = self._key
+        if key is None and self._wire is not None:
+            given = (self._wire[f] for f in self._given)
+            key = self._key = (
+                self._kind,
+                tuple(tuple(v) if isinstance(v, list) else v for v in given),
+            )
+        return key
 
-    def _key(self) -> tuple[cmd.Command, int, int]:
+    def _identity(self) -> tuple[cmd.Command, int, int]:
         return (self.command, self.honor, self.energy)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, LegalAction):
             return NotImplemented
-        return self._key() == other._key()
+        return self._identity() == other._identity()
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        return hash(self._identity())
 
     def __repr__(self) -> str:
         return (
@@ -155,6 +175,8 @@ _NONE: Final[frozenset[str]] = frozenset()
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
 MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
+# ``LegalAction.wire_key``: a move's fields, or another action's class and given fields.
+WireKey = MoveFields | tuple[type[cmd.Command], tuple[Any, ...]]
 _PLAIN: Final[tuple[Form, ...]] = (((), False),)  # the only form of most moves
 
 

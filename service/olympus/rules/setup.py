@@ -60,7 +60,10 @@ def setup_rules(faction: Faction) -> SetupRules:
 
 def setup_options(state: GameState, faction: Faction) -> SetupRules | None:
     """The side's setup rules while it may submit its setup, else None (play has begun, the
-    setup is drawn for both: Random Setup, or the side's is in already)."""
+    setup is drawn for both: Random Setup, or the side's is in already). Asked for every
+    ``legal`` frame: the phase is looked at before the checks that raise."""
+    if state.phase is not Phase.SETUP:
+        return None
     try:
         _check_may_submit(state, faction)
     except IllegalCommand:

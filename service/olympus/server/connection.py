@@ -26,6 +26,7 @@ from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
 from .registry import RoomNotReady
 from .room import CommandRejected, RoomRuntime
+from .ws_protocol import FrameSender
 
 if TYPE_CHECKING:
     from .services import Services
@@ -40,6 +41,7 @@ BATCH_LIMIT = 256
 class Connection:
     def __init__(self, ws: WebSocket, codec: Codec, services: Services) -> None:
         self.ws = ws
+        self.sender = FrameSender(ws)
         self.codec = codec
         self.services = services
         self.settings = services.settings
@@ -111,11 +113,7 @@ class Connection:
                 while self.queue:
                     batch = self.queue[:BATCH_LIMIT]
                     del self.queue[:BATCH_LIMIT]
-                    frame = self.codec.batch(batch)
-                    if isinstance(frame, bytes):
-                        await self.ws.send_bytes(frame)
-                    else:
-                        await self.ws.send_text(frame)
+                    await self.sender.send(self.codec.batch(batch))
                 if self.closing is not None:
                     await self.ws.close(*self.closing)
                     return

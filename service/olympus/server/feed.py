@@ -23,7 +23,7 @@ import bisect
 
 import msgpack
 
-from .protocol import Codec, Frame, Message, event
+from .protocol import Codec, Frame, Message, event, pack
 
 # A msgpack ``event`` frame is these bytes, the seq, then the packed message: the same bytes as
 # ``MSGPACK.encode(event(seq, message))`` (a 3-entry map, keys in the builder's order).
@@ -52,7 +52,7 @@ class Feed:
 
     def append(self, version: int, message: Message) -> None:
         self.versions.append(version)
-        self._packed.append(msgpack.packb(message, use_bin_type=True))
+        self._packed.append(pack(message))
 
     def seq_at(self, version: int) -> int:
         """The audience's last message number once events up to ``version`` are applied. Exact
@@ -70,7 +70,7 @@ class Feed:
             n = self.base + len(frames) + 1
             packed = self._packed[n - self.base - 1]
             if codec.binary:
-                frames.append(_EVENT_HEAD + msgpack.packb(n) + _EVENT_KEY + packed)
+                frames.append(_EVENT_HEAD + pack(n) + _EVENT_KEY + packed)
             else:
                 frames.append(
                     codec.encode(event(n, msgpack.unpackb(packed, raw=False, strict_map_key=False)))

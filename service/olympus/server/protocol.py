@@ -24,6 +24,11 @@ from olympus.store import command_digest
 Message = dict[str, Any]
 Frame = str | bytes
 
+# msgpack's packing, as ``msgpack.packb(value, use_bin_type=True)`` without making a packer per
+# call (which is most of a small value's cost). Frames are built on the event loop's thread
+# only: one packer serves them all.
+pack = msgpack.Packer(use_bin_type=True).pack
+
 # Commands only the service may issue (R2 Random Setup, R12 clocks).
 SYSTEM_COMMANDS = frozenset({"draw_random_setup", "timeout"})
 _COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -59,7 +64,7 @@ class Codec:
 
     def encode(self, message: Message) -> Frame:
         if self.binary:
-            return msgpack.packb(message, use_bin_type=True)
+            return pack(message)
         return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
     def array(self, items: list[Frame]) -> Frame:
@@ -88,14 +93,17 @@ class Codec:
     def encode_with(self, message: Message, key: str, items: list[Frame]) -> Frame:
         """``encode(message)`` where ``message[key]`` (a placeholder) is the array of
         ``items``, each an encoded value (``array``); a map of fewer than 16 keys."""
+        if self.binary:
+            parts = [bytes([0x80 | len(message)])]
+            for name, value in message.items():
+                parts.append(pack(name))
+                parts.append(self.array(items) if name == key else pack(value))
+            return b"".join(cast(list[bytes], parts))
         fields = [
-            (self.encode(name), self.array(items) if name == key else self.encode(value))
+            self.encode(name) + ":" + (self.array(items) if name == key else self.encode(value))
             for name, value in message.items()
         ]
-        if self.binary:
-            pairs = cast(list[tuple[bytes, bytes]], fields)
-            return bytes([0x80 | len(pairs)]) + b"".join(k + v for k, v in pairs)
-        return "{" + ",".join(k + ":" + v for k, v in cast(list[tuple[str, str]], fields)) + "}"
+        return "{" + ",".join(cast(list[str], fields)) + "}"
 
     def decode(self, frame: Frame) -> Any:
         if isinstance(frame, bytes) is not self.binary:
@@ -182,10 +190,11 @@ _ENCODED: dict[str, dict[tuple[object, int, int], Frame]] = {name: {} for name i
 
 
 def encoded_actions(codec: Codec, actions: list[LegalAction]) -> list[Frame]:
-    """``action(a)`` of each action, encoded. A move's is encoded once and reused while the
-    process holds it: a position lists mostly the moves of the positions before it, and
-    most of a ``legal`` frame's cost was building and encoding the same entries again
-    (docs/performance.md). Other actions (commitments, choices: a few) are encoded anew."""
+    """``action(a)`` of each action, encoded. An entry is encoded once and reused while the
+    process holds it (keyed by ``LegalAction.wire_key`` and the costs): a position lists
+    mostly the moves of the positions before it, a combat the commitments of others, and most
+    of a ``legal`` frame's cost was building and encoding the same entries again
+    (docs/performance.md). An action without a key (made ``of`` a command) is encoded anew."""
     held = _ENCODED[codec.name]
     entries: list[Frame] = []
     for a in actions:
