@@ -72,5 +72,7 @@ async def http(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
 async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterator[EventStore]:
     """The event store the servers write to, for checking what really was appended."""
     client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
-    yield EventStore(client, prefix=settings.prefix)
+    store = EventStore(client, prefix=settings.prefix)
+    yield store
+    await store.aclose()
     await client.aclose()

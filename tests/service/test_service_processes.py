@@ -110,6 +110,7 @@ class Cluster:
     async def close(self) -> None:
         for player in self.players:
             await player.close()
+        await self.store.aclose()
         await self.redis.aclose()
 
     def kill_all(self) -> None:

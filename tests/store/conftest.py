@@ -35,9 +35,11 @@ def room_id() -> str:
 
 
 @pytest.fixture
-def store(redis_client: Redis) -> EventStore:
+async def store(redis_client: Redis) -> AsyncIterator[EventStore]:
     # A unique prefix isolates the (global) lobby index between tests.
-    return EventStore(redis_client, prefix=f"test-{uuid.uuid4().hex[:8]}")
+    store = EventStore(redis_client, prefix=f"test-{uuid.uuid4().hex[:8]}")
+    yield store
+    await store.aclose()
 
 
 @pytest.fixture

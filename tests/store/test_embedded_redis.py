@@ -55,6 +55,7 @@ async def test_kill_9_loses_no_acknowledged_event_with_appendfsync_always(
         assert not server.running
         with pytest.raises(redis.ConnectionError):
             await client.ping()
+        await store.aclose()
         await client.aclose()
 
         server.start()
@@ -67,6 +68,7 @@ async def test_kill_9_loses_no_acknowledged_event_with_appendfsync_always(
         # Dedupe table survived too, and appends continue at the right version.
         assert (await store.append("crash", 0, [b"w0-r0"], "0/0")).duplicate
         assert (await store.append("crash", 200, [b"after"])).version == 201
+        await store.aclose()
         await client.aclose()
     finally:
         server.stop()
@@ -86,6 +88,7 @@ async def test_kill_9_with_everysec_recovers_a_consistent_prefix(short_tmp_path:
         await store.append("crash", 0, [b"a", b"b", b"c"])
         acked = await append_acknowledged(store, "crash", writers=4, rounds=25)
         server.kill()
+        await store.aclose()
         await client.aclose()
 
         server.start()
@@ -97,6 +100,7 @@ async def test_kill_9_with_everysec_recovers_a_consistent_prefix(short_tmp_path:
         version = await store.version("crash")
         assert version == len(recovered)
         assert (await store.append("crash", version, [b"next"])).version == version + 1
+        await store.aclose()
         await client.aclose()
     finally:
         server.stop()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -277,35 +278,64 @@ async def test_records_from_before_digests_count_as_the_same_command(
     assert reply.duplicate and await store.applied(room_id, "old") == Applied(2, 2, "")
 
 
-def lossy_client(server: EmbeddedRedis, retries: int) -> tuple[Redis, dict[str, int]]:
-    """A client whose next EVALSHA reply(s) get lost: the command reaches Redis and runs,
-    then the connection drops before the reply is read, like a network failure would."""
-    budget = {"lose": 0}
+class LossyProxy:
+    """A unix-socket proxy to Redis that loses the reply to the next ``lose`` requests with an
+    EVALSHA in them: the request reaches Redis and runs, then the client's connection drops
+    before the reply reaches it, as a network failure would. Real sockets both ways, whatever
+    the client (redis-py's pool or the appends' own connection, resp_connection.py)."""
 
-    class LossyConnection(UnixDomainSocketConnection):
-        _lose_reply = False
+    def __init__(self, server: EmbeddedRedis, path: Path) -> None:
+        self.upstream = str(server.socket_path)
+        self.path = str(path)
+        self.lose = 0
+        self._server: asyncio.AbstractServer | None = None
 
-        async def send_packed_command(self, command: Any, *args: Any, **kwargs: Any) -> None:
-            # Every command goes through here, alone or in a pipeline (the store batches).
-            packed = command if isinstance(command, bytes) else b"".join(command)
-            if b"EVALSHA" in packed.upper() and budget["lose"] > 0:
-                budget["lose"] -= 1
-                self._lose_reply = True
-            await super().send_packed_command(command, *args, **kwargs)
+    async def __aenter__(self) -> LossyProxy:
+        self._server = await asyncio.start_unix_server(self._relay, self.path)
+        return self
 
-        async def read_response(self, *args: Any, **kwargs: Any) -> Any:
-            if self._lose_reply:
-                self._lose_reply = False
-                await self.disconnect()
-                raise redis.ConnectionError("simulated: reply lost")
-            return await super().read_response(*args, **kwargs)
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
 
-    pool = ConnectionPool(
-        connection_class=LossyConnection,
-        path=str(server.socket_path),
-        retry=Retry(NoBackoff(), retries),
-    )
-    return Redis(connection_pool=pool), budget
+    def client(self, retries: int) -> Redis:
+        """A client through the proxy that tries a command ``retries`` more times after a
+        lost connection (its pool's policy, which the appends' connection follows too)."""
+        pool = ConnectionPool(
+            connection_class=UnixDomainSocketConnection,
+            path=self.path,
+            retry=Retry(NoBackoff(), retries),
+            retry_on_error=[redis.ConnectionError],
+        )
+        return Redis(connection_pool=pool)
+
+    async def _relay(
+        self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter
+    ) -> None:
+        redis_in, redis_out = await asyncio.open_unix_connection(self.upstream)
+        losing = asyncio.Event()
+
+        async def requests() -> None:
+            while data := await client_in.read(65536):
+                if b"EVALSHA" in data.upper() and self.lose > 0:
+                    self.lose -= 1
+                    losing.set()
+                redis_out.write(data)
+                await redis_out.drain()
+
+        async def replies() -> None:
+            while data := await redis_in.read(65536):
+                if losing.is_set():  # it ran: drop the client before it hears so
+                    return
+                client_out.write(data)
+                await client_out.drain()
+
+        tasks = [asyncio.create_task(requests()), asyncio.create_task(replies())]
+        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        for task in tasks:
+            task.cancel()
+        client_out.close()
+        redis_out.close()
 
 
 async def wait_for_version(store: EventStore, room_id: str, version: int) -> None:
@@ -316,46 +346,51 @@ async def wait_for_version(store: EventStore, room_id: str, version: int) -> Non
 
 
 async def test_lost_reply_then_retry_with_same_command_id_applies_once(
-    redis_server: EmbeddedRedis, room_id: str
+    redis_server: EmbeddedRedis, room_id: str, short_tmp_path: Path
 ) -> None:
-    client, budget = lossy_client(redis_server, retries=0)
-    try:
+    async with LossyProxy(redis_server, short_tmp_path / "proxy.sock") as proxy:
+        client = proxy.client(retries=0)
         store = EventStore(client, prefix="lossy")
-        await new_room(store, room_id, 1)  # also loads the append script
-        budget["lose"] = 1
-        with pytest.raises(redis.ConnectionError):
-            await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
-        await wait_for_version(store, room_id, 3)  # it was applied despite the error
-        retry = await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
-        assert retry.duplicate
-        assert (retry.first_version, retry.version) == (2, 3)
-        assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
-    finally:
-        await store.delete_room(room_id)
-        await client.aclose()
+        try:
+            await new_room(store, room_id, 1)  # also loads the append script
+            proxy.lose = 1
+            with pytest.raises(redis.ConnectionError):
+                await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
+            await wait_for_version(store, room_id, 3)  # it was applied despite the error
+            retry = await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
+            assert retry.duplicate
+            assert (retry.first_version, retry.version) == (2, 3)
+            assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
+        finally:
+            await store.delete_room(room_id)
+            await store.aclose()
+            await client.aclose()
 
 
-async def test_redis_py_automatic_retry_after_lost_reply(
-    redis_server: EmbeddedRedis, room_id: str
+async def test_automatic_retry_after_lost_reply(
+    redis_server: EmbeddedRedis, room_id: str, short_tmp_path: Path
 ) -> None:
-    """redis-py re-sends a command after a connection error (3 retries by default). With a
-    command id that re-send is harmless; without one it surfaces as a VersionConflict even
-    though the append succeeded. This is why the service must always pass command ids."""
-    client, budget = lossy_client(redis_server, retries=3)
-    try:
+    """An append is sent again after a lost connection, by the client's retry policy (the
+    service's clients retry: redis_clients.py). With a command id that re-send is harmless;
+    without one it surfaces as a VersionConflict even though the append succeeded. This is
+    why the service must always pass command ids."""
+    async with LossyProxy(redis_server, short_tmp_path / "proxy.sock") as proxy:
+        client = proxy.client(retries=3)
         store = EventStore(client, prefix="lossy")
-        await new_room(store, room_id, 1)
-        budget["lose"] = 1
-        result = await store.append(room_id, 1, [ev(2)], command_id="move-8")
-        assert result.duplicate and result.version == 2  # the re-send hit the dedupe table
-        budget["lose"] = 1
-        with pytest.raises(VersionConflict) as info:
-            await store.append(room_id, 2, [ev(3)])
-        assert info.value.actual == 3  # ...yet the event is stored, exactly once
-        assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
-    finally:
-        await store.delete_room(room_id)
-        await client.aclose()
+        try:
+            await new_room(store, room_id, 1)
+            proxy.lose = 1
+            result = await store.append(room_id, 1, [ev(2)], command_id="move-8")
+            assert result.duplicate and result.version == 2  # the re-send hit the dedupe table
+            proxy.lose = 1
+            with pytest.raises(VersionConflict) as info:
+                await store.append(room_id, 2, [ev(3)])
+            assert info.value.actual == 3  # ...yet the event is stored, exactly once
+            assert [e.version for e in await store.read(room_id)] == [1, 2, 3]
+        finally:
+            await store.delete_room(room_id)
+            await store.aclose()
+            await client.aclose()
 
 
 # -- reads --------------------------------------------------------------------------------
@@ -650,19 +685,24 @@ async def test_appends_can_wait_for_replicas(redis_client: Any, room_id: str) ->
     Redis none."""
     replicas = 0 if isinstance(redis_client, Redis) else 1
     confirmed = EventStore(redis_client, prefix="w", replicated=Replicated(replicas or 1, 200))
-    await confirmed.create_room(room_id, b"meta")
-    if replicas:
-        result = await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
-        assert (result.version, result.duplicate) == (1, False)
-    else:
-        with pytest.raises(NotReplicated):
-            await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
-    assert await confirmed.version(room_id) == 1  # applied either way
-    # More replicas than there are: applied on the master, never confirmed.
     greedy = EventStore(redis_client, prefix="w", replicated=Replicated(replicas + 1, 100))
-    with pytest.raises(NotReplicated) as refused:
-        await greedy.append(room_id, 1, [ev(2)], command_id="c2")
-    assert refused.value.required == replicas + 1
-    assert await greedy.version(room_id) == 2
-    again = await EventStore(redis_client, prefix="w").append(room_id, 1, [ev(2)], "c2")
-    assert again.duplicate and again.version == 2
+    plain = EventStore(redis_client, prefix="w")
+    try:
+        await confirmed.create_room(room_id, b"meta")
+        if replicas:
+            result = await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
+            assert (result.version, result.duplicate) == (1, False)
+        else:
+            with pytest.raises(NotReplicated):
+                await confirmed.append(room_id, 0, [ev(1)], command_id="c1")
+        assert await confirmed.version(room_id) == 1  # applied either way
+        # More replicas than there are: applied on the master, never confirmed.
+        with pytest.raises(NotReplicated) as refused:
+            await greedy.append(room_id, 1, [ev(2)], command_id="c2")
+        assert refused.value.required == replicas + 1
+        assert await greedy.version(room_id) == 2
+        again = await plain.append(room_id, 1, [ev(2)], "c2")
+        assert again.duplicate and again.version == 2
+    finally:
+        for store in (confirmed, greedy, plain):
+            await store.aclose()

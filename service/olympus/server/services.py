@@ -127,6 +127,7 @@ class Services:
         await self.snapshotter.stop()  # after whatever may still append
         for client in self.pubsub_clients:
             await client.aclose()
+        await self.store.aclose()
         await self.redis.aclose()
 
     async def _janitor_loop(self) -> None:

@@ -32,6 +32,7 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 from .cluster_calls import call_script, first
+from .resp_connection import Command, RespConnection
 
 Queued = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]  # keys, args, its result
 
@@ -63,8 +64,15 @@ class ScriptBatcher:
         self.redis = redis
         self.script = script
         self.replicated = replicated
+        # On one Redis, the batches' own connection (resp_connection.py).
+        self._connection = None if isinstance(redis, RedisCluster) else RespConnection(redis)
         self._queued: list[Queued] = []
         self._flushes: set[asyncio.Task[None]] = set()
+
+    async def aclose(self) -> None:
+        """Close the batches' own connection (one Redis); a later call opens it again."""
+        if self._connection is not None:
+            await self._connection.aclose()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         loop = asyncio.get_running_loop()
@@ -109,15 +117,17 @@ class ScriptBatcher:
 
     async def _pipeline(self, batch: list[Queued]) -> list[Any]:
         """The calls as EVALSHA (redis-py would ask SCRIPT EXISTS first for the script object,
-        a round trip each time) in one pipeline, and WAIT after them if asked; each reply or
-        error in order."""
-        pipe = self.redis.pipeline(transaction=False)
+        a round trip each time) in one pipeline on the batches' connection, and WAIT after
+        them if asked; each reply or error in order. With WAIT, a batch whose connection is
+        lost is not sent again (the confirmation must come from the connection that wrote)."""
+        assert self._connection is not None
         sha = self.script.sha
-        for keys, args, _ in batch:
-            pipe.evalsha(sha, len(keys), *keys, *args)
+        commands: list[Command] = [
+            ("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch
+        ]
         if self.replicated is not None:
-            pipe.execute_command("WAIT", self.replicated.replicas, self.replicated.timeout_ms)
-        replies: list[Any] = await pipe.execute(raise_on_error=False)
+            commands.append(("WAIT", self.replicated.replicas, self.replicated.timeout_ms))
+        replies = await self._connection.call(commands, retry=self.replicated is None)
         if self.replicated is not None:
             self._confirm(replies.pop(), replies)
         return replies

@@ -432,6 +432,11 @@ class EventStore:
         self._status_key = f"{prefix}:{{rooms}}:status"
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
 
+    async def aclose(self) -> None:
+        """Close the appends' own connection (batching.py; ``redis`` is the caller's to close).
+        The store may still be used: its next append connects again."""
+        await self._append.aclose()
+
     def _room_script(self, script: str) -> AsyncScript | cluster_calls.SlotScript:
         """A script on a room's keys: on a cluster called through ``cluster_calls``."""
         registered = self.redis.register_script(script)

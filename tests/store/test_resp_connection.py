@@ -1,0 +1,150 @@
+"""The appends' own connection (store/resp_connection.py) against real Redis servers.
+
+It must say to Redis what redis-py says (the same bytes), give each reply or error in its
+place, as redis-py's exceptions, with the settings of the client it was made from (socket or
+TCP, database, user and password, timeout, retry policy), and survive what a connection goes
+through: killed by the server, a reply that does not come in time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+import redis
+from redis.asyncio import Redis
+from redis.asyncio.connection import Connection
+
+from olympus.store import EmbeddedRedis
+from olympus.store.local_cluster import LocalCluster
+from olympus.store.resp_connection import Command, RespConnection, pack
+
+COMMANDS: list[Command] = [
+    ("SET", "k", b"\x00\xffbytes"),
+    ("EVALSHA", "abc", 2, "k1", "k2", 0, -17, 12345678901234, "", "Ünïcode {room}"),
+    ("PING",),
+]
+
+
+def test_packs_commands_as_redis_py_does() -> None:
+    assert pack(COMMANDS) == b"".join(Connection().pack_commands(COMMANDS))
+
+
+@pytest.mark.parametrize("arg", [True, 1.5, None])
+def test_refuses_what_redis_py_would_not_send(arg: object) -> None:
+    with pytest.raises(TypeError):
+        pack([("SET", "k", arg)])  # type: ignore[list-item]
+
+
+@pytest.fixture
+async def client(redis_server: EmbeddedRedis) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_server.url, socket_timeout=10)
+    yield client
+    await client.aclose()
+
+
+@pytest.fixture
+async def connection(client: Redis) -> AsyncIterator[RespConnection]:
+    connection = RespConnection(client)
+    yield connection
+    await connection.aclose()
+
+
+async def test_replies_and_errors_in_order(connection: RespConnection, client: Redis) -> None:
+    key = f"resp-{uuid.uuid4().hex}"
+    replies = await connection.call(
+        [
+            ("SET", key, "v"),
+            ("HGET", key, "f"),  # a string is no hash: an error in its place, not raised
+            ("EVALSHA", "0" * 40, 0),  # a script Redis does not know
+            ("GET", key),
+            ("EVAL", "return {1, 2, {3}}", 0),
+        ]
+    )
+    assert replies[0] == b"OK"
+    assert isinstance(replies[1], redis.ResponseError) and "WRONGTYPE" in str(replies[1])
+    assert isinstance(replies[2], redis.exceptions.NoScriptError)
+    assert replies[3:] == [b"v", [1, 2, [3]]]
+    assert await client.get(key) == b"v"
+    await client.delete(key)
+
+
+async def test_over_tcp(redis_cluster: LocalCluster) -> None:
+    """A cluster node answers what needs no key like any Redis: the TCP way in."""
+    client = Redis.from_url(f"redis://{redis_cluster.nodes[0].address}")
+    connection = RespConnection(client)
+    try:
+        assert await connection.call([("PING",), ("ECHO", "tcp")]) == [b"PONG", b"tcp"]
+    finally:
+        await connection.aclose()
+        await client.aclose()
+
+
+async def test_database_user_and_password_of_the_client(redis_server: EmbeddedRedis) -> None:
+    user, password = f"u{uuid.uuid4().hex[:8]}", uuid.uuid4().hex
+    admin = Redis.from_url(redis_server.url)
+    await admin.acl_setuser(user, enabled=True, passwords=[f"+{password}"], commands=["+@all"])
+    await admin.execute_command("ACL", "SETUSER", user, "~*")
+    path = str(redis_server.socket_path)
+    good = Redis.from_url(f"unix://{user}:{password}@{path}?db=3")
+    bad = Redis.from_url(f"unix://{user}:wrong@{path}")
+    third = Redis.from_url(f"{redis_server.url}?db=3")
+    connections = [RespConnection(good), RespConnection(bad)]
+    key = f"resp-{uuid.uuid4().hex}"
+    try:
+        replies = await connections[0].call([("SET", key, "in 3"), ("ACL", "WHOAMI")])
+        assert replies == [b"OK", user.encode()]
+        assert await third.get(key) == b"in 3"
+        assert await admin.get(key) is None  # not in database 0
+        with pytest.raises(redis.AuthenticationError):
+            await connections[1].call([("PING",)], retry=False)
+    finally:
+        for connection in connections:
+            await connection.aclose()
+        await third.delete(key)
+        await admin.acl_deluser(user)
+        for c in (admin, good, bad, third):
+            await c.aclose()
+
+
+async def test_a_killed_connection_fails_its_batch_and_the_next_connects_again(
+    redis_server: EmbeddedRedis, client: Redis
+) -> None:
+    """Without retries the batch that lost its connection fails; with the client's retry
+    policy it is sent again on a fresh connection."""
+    retrying = Redis.from_url(redis_server.url, retry_on_error=[redis.ConnectionError])
+    once, retried = RespConnection(client), RespConnection(retrying)
+    try:
+        for connection, retry in ((once, False), (retried, True)):
+            [ours] = await connection.call([("CLIENT", "ID")])
+            await client.client_kill_filter(_id=ours)
+            if retry:
+                [again] = await connection.call([("CLIENT", "ID")])
+                assert again != ours
+            else:
+                with pytest.raises(redis.ConnectionError):
+                    await connection.call([("CLIENT", "ID")], retry=False)
+                assert await connection.call([("PING",)]) == [b"PONG"]
+    finally:
+        await once.aclose()
+        await retried.aclose()
+        await retrying.aclose()
+
+
+async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
+    redis_server: EmbeddedRedis,
+) -> None:
+    """A reply that comes after the timeout would answer the next batch: the connection is
+    closed instead, and the next batch gets a fresh one."""
+    slow = Redis.from_url(redis_server.url, socket_timeout=0.2)
+    connection = RespConnection(slow)
+    try:
+        [before] = await connection.call([("CLIENT", "ID")])
+        with pytest.raises(redis.TimeoutError):
+            await connection.call([("BLPOP", f"empty-{uuid.uuid4().hex}", 2)], retry=False)
+        [after] = await connection.call([("CLIENT", "ID")])
+        assert after != before
+    finally:
+        await connection.aclose()
+        await slow.aclose()
