@@ -21,7 +21,13 @@ from .decide import decide, execute
 from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
-from .legal import LegalAction, legal_actions, random_legal_action, waiting_reason
+from .legal import (
+    LegalAction,
+    legal_actions,
+    lists_nothing,
+    random_legal_action,
+    waiting_reason,
+)
 from .setup import SetupRules, create, random_placements, setup_options
 from .state import GameState, Maneuver, Options, Phase
 
@@ -52,6 +58,7 @@ __all__ = [
     "evolve",
     "execute",
     "legal_actions",
+    "lists_nothing",
     "parse_command",
     "random_legal_action",
     "random_placements",

@@ -429,15 +429,25 @@ def _acts_in_turn(state: GameState, side: Faction) -> bool:
     return not state.pending and state.phase is Phase.TURN and side is state.turn
 
 
-def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
+def lists_nothing(state: GameState, side: Faction) -> bool:
+    """Whether ``legal_actions(state, side)`` is empty, known without listing anything: the
+    game is over or in its setup, a choice or the turn is the other side's. (The service sends
+    such a seat's ``legal`` at once instead of queueing it, room.py.) False in a combat: a
+    side that has committed is only known by trying."""
     if state.phase in (Phase.OVER, Phase.SETUP):
+        return True
+    if state.pending:
+        return state.pending[0].faction is not side
+    return state.phase is not Phase.COMBAT and not _acts_in_turn(state, side)
+
+
+def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    if lists_nothing(state, side):
         return []
     if state.pending:
         return _choices(state, side)
     if state.phase is Phase.COMBAT:
         return _commitments(state, side)
-    if not _acts_in_turn(state, side):
-        return []
     state.occupancy  # noqa: B018 -- build the index: listing the moves asks hundreds of questions
     return _moves(state, side) + _instead_of_moving(state, side)
 

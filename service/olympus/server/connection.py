@@ -265,6 +265,7 @@ class Connection:
         metrics.commands.inc("duplicate" if result.duplicate else "ok")
         seq = await self.room.seq_at(seat, result.version)
         self.push(self.codec.encode(protocol.ack(command_id, seq)))
+        self.room.push_waiting()  # (after the ack: ``legal`` never comes before it)
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:

@@ -6,7 +6,9 @@ back what a player is waiting for: the events of a command at every socket of th
 the ``ack``. So rooms owing those frames wait here, in the order they became due, and a single
 task serves one room per turn of the event loop: every turn still reads the sockets, appends
 and fans out everything that is ready before the next room's options are computed. Under
-overload, the wait moves here (to the next options) instead of onto every event.
+overload, the wait moves here (to the next options) instead of onto every event. (A seat with
+nothing to do gets its ``legal`` at once, not through here: it lists nothing, so it costs
+nothing to compute, RoomRuntime.push_waiting.)
 
 How long the oldest room has been waiting (``lag``) is therefore the process's measure of
 overload: it is near zero while the process keeps up, and grows with the backlog once it does

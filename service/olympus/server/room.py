@@ -35,6 +35,7 @@ from olympus.rules import (
     evolve,
     execute,
     legal_actions,
+    lists_nothing,
     removal_outcomes,
     setup_options,
     strength_terms,
@@ -279,6 +280,7 @@ class RoomRuntime:
         if ended and self.base:  # ``game_over`` carries the whole log: read it first
             self._finish_whole()
         if not own:
+            self.push_waiting()
             self._schedule_legal()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
         for listener in self.batch_listeners:
@@ -354,6 +356,19 @@ class RoomRuntime:
         except Exception as error:  # tried again when a socket (re)attaches
             extra = {"room": self.room_id, "error": repr(error)}
             log.warning("reading the whole log failed", extra=extra)
+
+    def push_waiting(self) -> None:
+        """Send at once the ``legal`` owed to seats with nothing to do (``lists_nothing``): a
+        frame that lists nothing costs next to nothing, so it need not wait in the queue, and it
+        leaves in the same write as the events before it (and, called by the socket that sent
+        the command once its ``ack`` is queued, as the ``ack``). The seats with options stay owed
+        theirs (``push_due``)."""
+        for sub in list(self._legal_due):
+            seat = sub.audience
+            if seat is not None and lists_nothing(self.state, seat):
+                self._legal_due.discard(sub)
+                if sub in self.subscribers and sub.sent_seq == self.feeds[seat].seq:
+                    sub.push(self._legal_frame(seat, sub.codec))
 
     def _schedule_legal(self) -> None:
         if self._legal_due or self._over_due:
