@@ -7,6 +7,7 @@ the true state, and the seat's last ``legal`` message must list exactly those ac
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Callable
 
@@ -134,3 +135,27 @@ async def test_a_command_id_names_one_command(
     assert (await other.command("c1", legal_now))["code"] == "id_reused"
     assert await store.version(game.room) == version  # nothing appended
     assert (await other.command("c2", legal_now))["type"] == "ack"
+
+
+async def test_a_seat_with_nothing_to_do_gets_its_legal_without_the_queue(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    """The queue of ``legal`` frames (legal_queue.py) is stopped: the seat that just moved, now
+    waiting, still gets its ``legal`` (it lists nothing: sent at once, after its ``ack``); the
+    seat to act gets the events and not its options, which only the queue computes."""
+    game, oracle = await live_game(http, server.ws_url, store)
+    [loop] = {s.get_loop() for s in server.server.servers}
+    stopped = asyncio.run_coroutine_threadsafe(server.services.legal_queue.stop(), loop)
+    await asyncio.wrap_future(stopped)
+    mover, waiting = game.seats[Faction.CHTHONIANS], game.seats[Faction.OLYMPIANS]
+    before = len(mover.messages)
+    move = next(a for a in mover.legal() if a["command"]["type"] == "move")
+    assert (await mover.command("m1", move["command"]))["type"] == "ack"
+    await oracle.sync()
+    for client, faction in ((mover, Faction.CHTHONIANS), (waiting, Faction.OLYMPIANS)):
+        await client.wait_seq(len(oracle.messages(faction)))
+    told = await mover.latest_legal()
+    assert (told["actions"], told["waiting"]) == ([], "opponent_turn")
+    kinds = [m["type"] for m in mover.messages[before:]]
+    assert kinds.index("ack") < len(kinds) - 1 - kinds[::-1].index("legal")  # ack, then legal
+    assert waiting.legal() == [] and waiting.messages[-1]["type"] == "event"
