@@ -94,13 +94,13 @@ class Codec:
         """``encode(message)`` where ``message[key]`` (a placeholder) is the array of
         ``items``, each an encoded value (``array``); a map of fewer than 16 keys."""
         if self.binary:
-            parts = [bytes([0x80 | len(message)])]
+            parts: list[bytes] = [bytes([0x80 | len(message)])]
             for name, value in message.items():
                 parts.append(pack(name))
-                parts.append(self.array(items) if name == key else pack(value))
-            return b"".join(cast(list[bytes], parts))
+                parts.append(cast(bytes, self.array(items)) if name == key else pack(value))
+            return b"".join(parts)
         fields = [
-            self.encode(name) + ":" + (self.array(items) if name == key else self.encode(value))
+            json.dumps(name) + ":" + (self.array(items) if name == key else self.encode(value))
             for name, value in message.items()
         ]
         return "{" + ",".join(cast(list[str], fields)) + "}"
