@@ -4,11 +4,11 @@
 Commands go through one client with a connection pool (for a cluster, redis-py's
 ``RedisCluster``, which routes each command to the master of its key's slot and follows
 ``MOVED``/``ASK``); on one Redis the appends take a connection of their own, made with this
-client's settings (store/resp_connection.py). Every key of a room carries the ``{room}`` hash tag, so each room's scripts
-run on one node. The global keys are few: the lobby's status index under one ``{rooms}`` tag,
-the deadline index and the computer's seat records in buckets of a slot each, and the token
-key in its name's slot (docs/operations.md, "On a Redis Cluster", says why each is where it
-is).
+client's settings (store/resp_connection.py). Every key of a room carries the ``{room}`` hash
+tag, so each room's scripts run on one node. The global keys are few: the lobby's status index
+under one ``{rooms}`` tag, the deadline index and the computer's seat records in buckets of a
+slot each, and the token key in its name's slot (docs/operations.md, "On a Redis Cluster",
+says why each is where it is).
 
 Pub/sub is a separate connection to one node, for classic pub/sub: on one Redis the rooms'
 hints and the control channel; on a cluster only the control channel, whose ``PUBLISH`` reaches
