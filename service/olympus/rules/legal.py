@@ -132,10 +132,10 @@ class LegalAction:
         commitments of a combat are the same objects from position to position."""
         key = self._key
         if key is None and self._wire is not None:
-            given = (self._wire[f] for f in self._given)
+            given = [self._wire[f] for f in self._given]
             key = self._key = (
                 self._kind,
-                tuple(tuple(v) if isinstance(v, list) else v for v in given),
+                tuple([tuple(v) if isinstance(v, list) else v for v in given]),
             )
         return key
 

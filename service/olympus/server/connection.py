@@ -1,11 +1,12 @@
 """One websocket at ``/ws``: hello, commands, pings; and a ``Subscriber`` of at most one room.
 
-Messages out go through a queue drained by a writer task, so fan-out never waits for a slow
-socket: it queues and moves on, and a client that falls ``send_queue`` messages behind is
-disconnected (it resumes with its last seq). The writer sends whatever is queued when it runs
-as one frame (``Codec.batch``): one send per socket per turn of the event loop, however many
-messages a command produced. Frames in are handled one at a time; each bad one gets an
-``error`` frame, and the connection stays usable unless the error closes it.
+Messages out go through a queue, so fan-out never waits for a slow socket: it queues and moves
+on, and a client that falls ``send_queue`` messages behind is disconnected (it resumes with its
+last seq). Whatever was queued in one turn of the event loop is written at the next as one
+frame (``Codec.batch``): one send per socket per turn, however many messages a command
+produced, straight to the transport while it takes them, else by a writer task through ASGI.
+Frames in are handled one at a time; each bad one gets an ``error`` frame, and the connection
+stays usable unless the error closes it.
 """
 
 from __future__ import annotations
@@ -47,7 +48,10 @@ class Connection:
         self.settings = services.settings
         self.id = next(_ids)
         self.queue: list[Frame] = []  # encoded messages not yet handed to the socket
-        self._wake = asyncio.Event()  # set when there is something to send, or to close
+        self._loop = asyncio.get_running_loop()
+        self._flush_due = False  # ``_flush`` is scheduled for this turn of the loop
+        self._wake = asyncio.Event()  # set when the writer task has something to do
+        self._writing = False  # the writer task is sending: what is queued waits for it
         self.bucket = TokenBucket(self.settings.rate_per_second, self.settings.rate_burst)
         self.strikes = 0
         self.room: RoomRuntime | None = None
@@ -81,7 +85,9 @@ class Connection:
             self.close(protocol.CLOSE_SLOW, "slow_consumer")
             return
         self.queue.append(frame)
-        self._wake.set()
+        if not self._flush_due:
+            self._flush_due = True
+            self._loop.call_soon(self._flush)
 
     def close(self, code: int, reason: str) -> None:
         """Close after what is queued has been sent; nothing pushed from now on is."""
@@ -105,15 +111,31 @@ class Connection:
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(writer, 5)
 
+    def _flush(self) -> None:
+        """Send what was queued in this turn of the loop, written to the socket at once
+        (``FrameSender.write``). A frame the transport does not take now (paused, closing),
+        and everything after it, is the writer task's to send, in order."""
+        self._flush_due = False
+        while self.queue and not self._writing:
+            batch = self.queue[:BATCH_LIMIT]
+            if not self.sender.write(self.codec.batch(batch)):
+                self._wake.set()
+                return
+            del self.queue[:BATCH_LIMIT]
+
     async def _write(self) -> None:
+        """The slow way and the end: what ``_flush`` could not write, through ASGI (which
+        waits for a paused transport), then the close once everything queued is sent."""
         try:
             while True:
                 await self._wake.wait()
                 self._wake.clear()
+                self._writing = True
                 while self.queue:
                     batch = self.queue[:BATCH_LIMIT]
                     del self.queue[:BATCH_LIMIT]
                     await self.sender.send(self.codec.batch(batch))
+                self._writing = False
                 if self.closing is not None:
                     await self.ws.close(*self.closing)
                     return

@@ -68,8 +68,12 @@ class FrameSender:
         self.ws = ws
         self._write: Write | None = ws.scope.get("extensions", {}).get(EXTENSION)
 
+    def write(self, frame: bytes | str) -> bool:
+        """Write ``frame`` at once if the protocol can; False, having written nothing, if not."""
+        return self._write is not None and self._write(frame)
+
     async def send(self, frame: bytes | str) -> None:
-        if self._write is not None and self._write(frame):
+        if self.write(frame):
             return
         if isinstance(frame, bytes):
             await self.ws.send_bytes(frame)
