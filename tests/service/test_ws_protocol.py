@@ -43,7 +43,7 @@ def app(said: list[Any]) -> Starlette:
 
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
-        write = ws.scope["extensions"].get(EXTENSION)
+        write = ws.scope["extensions"].get(EXTENSION, {}).get("write")
         sender = FrameSender(ws)
         for payload in PAYLOADS:
             if write is not None:

@@ -4,9 +4,10 @@ A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrappe
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
 frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
 header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions, a ``write`` that puts a whole frame on the transport at once. It takes a frame only
-while the websocket is open and the transport is not paused for flow control; otherwise it
-declines, and ``FrameSender`` sends through ASGI, which waits for the transport as before.
+extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that puts a whole
+frame on the transport at once. It takes a frame only while the websocket is open and the
+transport is not paused for flow control; otherwise it declines, and ``FrameSender`` sends
+through ASGI, which waits for the transport as before.
 Everything else (the handshake, receiving, pings, closing) is uvicorn's own.
 """
 
@@ -41,7 +42,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
         if not self.close_sent:  # the handshake goes on: the scope is the app's
-            self.scope["extensions"][EXTENSION] = self.write_frame
+            self.scope["extensions"][EXTENSION] = {"write": self.write_frame}
 
     def write_frame(self, data: bytes | str) -> bool:
         """Put one whole data frame (binary for bytes, text for str) on the transport; False,
@@ -66,7 +67,8 @@ class FrameSender:
 
     def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
-        self._write: Write | None = ws.scope.get("extensions", {}).get(EXTENSION)
+        offered = ws.scope.get("extensions", {}).get(EXTENSION, {})
+        self._write: Write | None = offered.get("write")
 
     def write(self, frame: bytes | str) -> bool:
         """Write ``frame`` at once if the protocol can; False, having written nothing, if not."""
