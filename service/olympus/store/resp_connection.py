@@ -185,16 +185,23 @@ class RespConnection:
                     _, protocol = await loop.create_unix_connection(_Protocol, self._path)
                 else:
                     _, protocol = await loop.create_connection(_Protocol, self._host, self._port)
-                hello: list[Command] = []
-                if self._password is not None:
-                    hello.append(("AUTH", *filter(None, (self._username,)), self._password))
-                if self._db:
-                    hello.append(("SELECT", self._db))
-                if hello:
-                    for reply in await protocol.send(hello):
-                        if isinstance(reply, RedisError):
-                            protocol.close()
-                            raise reply
+                try:
+                    await self._hello(protocol)
+                except BaseException:  # a refused password, a timeout: not a connection to keep
+                    protocol.close()
+                    raise
         except (OSError, TimeoutError) as error:
             raise RedisConnectionError(f"Error connecting to Redis: {error!r}") from error
         return protocol
+
+    async def _hello(self, protocol: _Protocol) -> None:
+        """Authenticate and choose the database, as the client's connections do."""
+        hello: list[Command] = []
+        if self._password is not None:
+            hello.append(("AUTH", *filter(None, (self._username,)), self._password))
+        if self._db:
+            hello.append(("SELECT", self._db))
+        if hello:
+            for reply in await protocol.send(hello):
+                if isinstance(reply, RedisError):
+                    raise reply
