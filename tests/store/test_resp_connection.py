@@ -8,6 +8,7 @@ through: killed by the server, a reply that does not come in time.
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import AsyncIterator
 
@@ -108,28 +109,46 @@ async def test_database_user_and_password_of_the_client(redis_server: EmbeddedRe
             await c.aclose()
 
 
+async def blocked(client: Redis, connection_id: int) -> None:
+    """Until the connection ``connection_id`` waits in a blocking command (its batch is in
+    flight when it is killed: no race with the loss being noticed first)."""
+    deadline = asyncio.get_running_loop().time() + 30
+    while not any(
+        int(c["id"]) == connection_id and c["cmd"] == "blpop" for c in await client.client_list()
+    ):
+        assert asyncio.get_running_loop().time() < deadline, "BLPOP never reached Redis"
+        await asyncio.sleep(0.01)
+
+
 async def test_a_killed_connection_fails_its_batch_and_the_next_connects_again(
     redis_server: EmbeddedRedis, client: Redis
 ) -> None:
-    """Without retries the batch that lost its connection fails; with the client's retry
-    policy it is sent again on a fresh connection."""
+    """The connection is killed while a batch waits on it. Without retries the batch fails
+    and the next connects again; with the client's retry policy the batch is sent again on a
+    fresh connection (and gets the value pushed after the kill)."""
     retrying = Redis.from_url(redis_server.url, retry_on_error=[redis.ConnectionError])
     once, retried = RespConnection(client), RespConnection(retrying)
+    key = f"resp-{uuid.uuid4().hex}"
     try:
         for connection, retry in ((once, False), (retried, True)):
             [ours] = await connection.call([("CLIENT", "ID")])
+            waiting = asyncio.create_task(connection.call([("BLPOP", key, 20)], retry=retry))
+            await blocked(client, ours)
             await client.client_kill_filter(_id=ours)
             if retry:
+                await client.rpush(key, "after the kill")
+                assert await waiting == [[key.encode(), b"after the kill"]]
                 [again] = await connection.call([("CLIENT", "ID")])
                 assert again != ours
             else:
                 with pytest.raises(redis.ConnectionError):
-                    await connection.call([("CLIENT", "ID")], retry=False)
+                    await waiting
                 assert await connection.call([("PING",)]) == [b"PONG"]
     finally:
         await once.aclose()
         await retried.aclose()
         await retrying.aclose()
+        await client.delete(key)
 
 
 async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
