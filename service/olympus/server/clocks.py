@@ -23,6 +23,7 @@ import secrets
 import zlib
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 from olympus.rules import GameState, Phase
 from olympus.rules.clocks import deadlines
@@ -58,7 +59,11 @@ def has_clocks(state: GameState) -> bool:
 
 class Clocks:
     def __init__(
-        self, redis: Redis, registry: RoomRegistry, settings: Settings, metrics: ServiceMetrics
+        self,
+        redis: Redis | RedisCluster,
+        registry: RoomRegistry,
+        settings: Settings,
+        metrics: ServiceMetrics,
     ) -> None:
         self.redis = redis
         self.registry = registry
@@ -169,9 +174,9 @@ class Clocks:
                 continue
             self.metrics.timeouts.inc("duplicate" if result.duplicate else "fired")
             log.info("deadline missed", extra={**fields, "version": result.version})
-        due = earliest_due(runtime.state)
+        next_due = earliest_due(runtime.state)
         # A deadline that is still due after a refusal must not spin: retry a little later.
-        late = refused and due is not None and due <= now_ms()
+        late = refused and next_due is not None and next_due <= now_ms()
         self.arm(runtime, RETRY_SECONDS if late else None)
 
     # -- the deadline index -----------------------------------------------------------------

@@ -223,6 +223,7 @@ class Connection:
         if self.room is not None:
             raise ProtocolError("already_hello", "This connection already said hello.")
         services = self.services
+        room_id: str | None
         if hello.token is not None:
             try:
                 claim = tokens.verify(services.secret, hello.token)

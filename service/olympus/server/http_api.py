@@ -44,7 +44,8 @@ MAX_LIST = 100
 
 
 def _services(request: Request) -> Services:
-    return request.app.state.services
+    services: Services = request.app.state.services
+    return services
 
 
 def _error(

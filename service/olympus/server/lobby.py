@@ -14,15 +14,18 @@ from __future__ import annotations
 
 import secrets
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgpack
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
+from redis.typing import EncodableT, FieldT
 
 from olympus.rules import Faction, Options, create, encode
-from olympus.store import EventStore
+from olympus.store import EventStore, text
 
 from . import tokens
 from .tokens import SeatClaim
@@ -117,18 +120,27 @@ class Seated:
     generation: int = 1
 
 
-def _names(seats: dict[bytes, bytes]) -> dict[str, str | None]:
+# A room's seats hash as written: seat -> its generation, name:<seat> -> a display name.
+Seats = dict[FieldT, EncodableT]
+
+def _names(seats: Mapping[bytes | str, bytes | str]) -> dict[str, str | None]:
     """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
-    host = seats.get(b"host_side", b"").decode()
-    names = {}
+    host = text(seats.get(b"host_side", b""))
+    names: dict[str, str | None] = {}
     for s in SEATS:
         name = seats.get(f"name:{s}".encode()) or (seats.get(b"name:host") if host == s else None)
-        names[s] = None if name is None else name.decode()
+        names[s] = None if name is None else text(name)
     return names
 
 
 class Lobby:
-    def __init__(self, redis: Redis, store: EventStore, secret: bytes, seed_source) -> None:
+    def __init__(
+        self,
+        redis: Redis | RedisCluster,
+        store: EventStore,
+        secret: bytes,
+        seed_source: Callable[[], int],
+    ) -> None:
         self.redis = redis
         self.store = store
         self.secret = secret
@@ -146,7 +158,7 @@ class Lobby:
         self,
         request: CreateRoom,
         name: str | None = None,
-        computer: dict[str, str] | None = None,
+        computer: Mapping[str, str] | None = None,
     ) -> Seated:
         """Create the room, append GameCreated with a secret token seed, seat the creator
         (``name``: a checked display name). ``computer``: the seats the computer plays, with
@@ -157,14 +169,14 @@ class Lobby:
             seat = secrets.choice(SEATS)
         else:
             seat = request.side
-        seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
+        seats: Seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
         room, epoch = await self._open(request, seats, "open", computer=computer or {})
         return Seated(room, epoch, seat, self._token(room, seat, 1))
 
     async def _open(
         self,
         request: CreateRoom,
-        seats: dict[str, Any],
+        seats: Seats,
         status: str,
         room: str | None = None,
         **meta: Any,
@@ -198,20 +210,23 @@ class Lobby:
         room = secrets.token_urlsafe(9)
         if await self.redis.hsetnx(key, "rematch", room):
             names = _names(await self.redis.hgetall(key))
-            seats = {s: 1 for s in SEATS} | {
-                f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n
-            }
+            seats: Seats = {s: 1 for s in SEATS}
+            seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
             await self._open(request, seats, "live", room, challenge=False, rematch_of=claim.room)
         else:
-            room = (await self.redis.hget(key, "rematch")).decode()
+            held = await self.redis.hget(key, "rematch")
+            if held is None:  # the finished room's seats were dropped meanwhile
+                raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
+            room = text(held)
         if not await self.store.room_exists(room):
             raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
         return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)
 
     async def meta(self, room: str) -> dict[str, Any]:
-        return msgpack.unpackb(await self.store.room_meta(room))
+        meta: dict[str, Any] = msgpack.unpackb(await self.store.room_meta(room))
+        return meta
 
     async def join(self, room: str, side: str | None, name: str | None = None) -> Seated:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
@@ -238,7 +253,7 @@ class Lobby:
         side = await self.redis.hget(self.seats_key(claim.room), "host_side")
         if side is None:
             raise LobbyError(409, "no_opponent_yet", "The opponent has not picked a side yet.")
-        seat = side.decode()
+        seat = text(side)
         generation = await self.generation(claim.room, seat)
         token = self._token(claim.room, seat, generation or 1)
         return Seated(claim.room, await self.store.epoch(claim.room), seat, token, True)

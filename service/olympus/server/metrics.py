@@ -71,7 +71,11 @@ class Gauge(Metric):
     kind = "gauge"
 
     def __init__(
-        self, name: str, help: str, read: Callable[[], dict[LabelValues, float]], labels=()
+        self,
+        name: str,
+        help: str,
+        read: Callable[[], dict[LabelValues, float]],
+        labels: tuple[str, ...] = (),
     ) -> None:
         super().__init__(name, help, labels)
         self.read = read
@@ -176,5 +180,11 @@ class ServiceMetrics:
             )
         )
 
-    def gauge(self, name: str, help: str, read: Callable[[], dict[LabelValues, float]], labels=()):
+    def gauge(
+        self,
+        name: str,
+        help: str,
+        read: Callable[[], dict[LabelValues, float]],
+        labels: tuple[str, ...] = (),
+    ) -> None:
         self.registry.add(Gauge(name, help, read, labels))

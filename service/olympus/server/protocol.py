@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -27,7 +28,7 @@ Frame = str | bytes
 # msgpack's packing, as ``msgpack.packb(value, use_bin_type=True)`` without making a packer per
 # call (which is most of a small value's cost). Frames are built on the event loop's thread
 # only: one packer serves them all.
-pack = msgpack.Packer(use_bin_type=True).pack
+pack: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True).pack
 
 # Commands only the service may issue (R2 Random Setup, R12 clocks).
 SYSTEM_COMMANDS = frozenset({"draw_random_setup", "timeout"})
@@ -100,10 +101,10 @@ class Codec:
                 parts.append(cast(bytes, self.array(items)) if name == key else pack(value))
             return b"".join(parts)
         fields = [
-            json.dumps(name) + ":" + (self.array(items) if name == key else self.encode(value))
-            for name, value in message.items()
+            json.dumps(name) + ":" + cast(str, self.array(items) if name == key else self.encode(v))
+            for name, v in message.items()
         ]
-        return "{" + ",".join(cast(list[str], fields)) + "}"
+        return "{" + ",".join(fields) + "}"
 
     def decode(self, frame: Frame) -> Any:
         if isinstance(frame, bytes) is not self.binary:
@@ -240,7 +241,8 @@ class Hello:
 def message_type(message: Any) -> str:
     if not isinstance(message, dict) or not isinstance(message.get("type"), str):
         raise ProtocolError("bad_frame", "A message is a map with a string 'type'.")
-    return message["type"]
+    kind: str = message["type"]
+    return kind
 
 
 def _optional_int(message: Message, key: str) -> int | None:

@@ -647,7 +647,9 @@ class RoomRuntime:
                 await listener(self, self.over)
         return result
 
-    async def _append(self, events: list[Event], command_id: str, digest: str) -> Submitted | None:
+    async def _append(
+        self, events: list[Event], command_id: str, digest: str | None
+    ) -> Submitted | None:
         expected = self.version
         encoded = [encode(e) for e in events]
         start = time.perf_counter()

@@ -29,7 +29,7 @@ from typing import Any
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import RedisClusterException, RedisError
+from redis.exceptions import ClusterDownError, RedisClusterException, RedisError
 
 from .background import cancel
 from .metrics import ServiceMetrics
@@ -120,7 +120,9 @@ class ShardedHints:
                 self._lost(error)
 
     async def _subscribe(self, channel: bytes) -> None:
-        node = self.cluster.get_node_from_key(channel)  # the master of its slot, as last known
+        node = self.cluster.get_node_from_key(channel.decode())  # its slot's master, as last known
+        if node is None:
+            raise ClusterDownError(f"no master known for {channel!r}")
         shard = self._shards.get(node.name)
         if shard is None:
             client = self._connect(f"redis://{node.host}:{node.port}")

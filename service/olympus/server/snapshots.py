@@ -51,7 +51,8 @@ def encode(snapshot: RoomSnapshot) -> bytes:
     seqs = {SPECTATORS if a is None else a.value: n for a, n in snapshot.seqs.items()}
     state = encode_state(snapshot.state)
     envelope = {"f": FORMAT, "state": state, "seqs": seqs, "last": snapshot.last}
-    return msgpack.packb(envelope, use_bin_type=True)
+    packed: bytes = msgpack.packb(envelope, use_bin_type=True)
+    return packed
 
 
 def decode(stored: Snapshot) -> RoomSnapshot:

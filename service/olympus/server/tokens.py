@@ -18,8 +18,10 @@ import hmac
 import re
 import secrets
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from redis.asyncio import Redis
+from redis.asyncio.cluster import RedisCluster
 
 VERSION = "t1"
 SEATS = ("olympians", "chthonians", "host")
@@ -65,7 +67,9 @@ def verify(secret: bytes, token: object) -> SeatClaim:
     return claim
 
 
-async def shared_secret(redis: Redis, prefix: str, configured: bytes | None) -> bytes:
+async def shared_secret(
+    redis: Redis | RedisCluster, prefix: str, configured: bytes | None
+) -> bytes:
     """The configured key, or the deployment's key in Redis (created by the first process)."""
     if configured:
         return configured
@@ -74,8 +78,8 @@ async def shared_secret(redis: Redis, prefix: str, configured: bytes | None) -> 
     value = await redis.get(key)
     if value is None:  # deleted between the two calls: extremely unlikely, never silent
         raise RuntimeError(f"the token secret {key!r} vanished from Redis")
-    return bytes(value)
+    return value if isinstance(value, bytes) else value.encode()
 
 
-def is_room_id(room: object) -> bool:
+def is_room_id(room: object) -> TypeGuard[str]:
     return isinstance(room, str) and bool(_ROOM.match(room))

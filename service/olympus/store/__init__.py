@@ -20,6 +20,7 @@ from olympus.store.event_store import (
     VersionConflict,
     chain_next,
     command_digest,
+    text,
 )
 from olympus.store.redis_server import EmbeddedRedis
 
@@ -45,4 +46,5 @@ __all__ = [
     "VersionConflict",
     "chain_next",
     "command_digest",
+    "text",
 ]

@@ -331,6 +331,12 @@ class Applied(NamedTuple):
     digest: str
 
 
+def text(value: bytes | str) -> str:
+    """A reply of redis-py as text: bytes from the service's clients (``decode_responses``
+    off), which redis-py's types cannot tell from str."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def command_digest(canonical: bytes) -> str:
     """The digest recorded with a command id: of the command's canonical encoding (the caller
     chooses it; the same command must always give the same bytes)."""
@@ -704,12 +710,12 @@ class EventStore:
         old = await self._set_status(
             keys=[self._status_key, self._by_status_key], args=[room_id, status]
         )
-        return old.decode() if old is not None else None
+        return text(old) if old is not None else None
 
     async def room_status(self, room_id: str) -> str | None:
         _validate_room_id(room_id)
         value = await self.redis.hget(self._status_key, room_id)
-        return value.decode() if value is not None else None
+        return text(value) if value is not None else None
 
     async def rooms_by_status(
         self, status: str, *, offset: int = 0, limit: int | None = None
@@ -725,9 +731,9 @@ class EventStore:
             start=offset,
             num=limit if limit is not None else -1,  # LIMIT offset -1: all the rest
         )
-        return [m[len(prefix) + 1 :].decode() for m in members]
+        return [text(m)[len(prefix) + 1 :] for m in members]
 
     async def list_rooms(self) -> dict[str, str]:
         """All indexed rooms: room id -> status."""
         raw = await self.redis.hgetall(self._status_key)
-        return {k.decode(): v.decode() for k, v in raw.items()}
+        return {text(k): text(v) for k, v in raw.items()}

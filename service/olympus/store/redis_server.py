@@ -247,7 +247,7 @@ class EmbeddedRedis:
                     start_new_session=True,
                     preexec_fn=die_with(os.getpid()) if self.die_with_parent else None,
                 )
-            self._finalizer = weakref.finalize(self, _terminate, self._proc)
+            self._finalizer = weakref.finalize(self, _terminate, self._proc)  # type: ignore[arg-type]
             self._write_owner()
             self._wait_ready()
         except BaseException:
