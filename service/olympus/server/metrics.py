@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 LabelValues = tuple[str, ...]
+Read = Callable[[], dict[LabelValues, float]]  # a gauge's values, read at scrape time
 M = TypeVar("M", bound="Metric")
 
 DEFAULT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
@@ -70,13 +71,7 @@ class Counter(Metric):
 class Gauge(Metric):
     kind = "gauge"
 
-    def __init__(
-        self,
-        name: str,
-        help: str,
-        read: Callable[[], dict[LabelValues, float]],
-        labels: tuple[str, ...] = (),
-    ) -> None:
+    def __init__(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
         super().__init__(name, help, labels)
         self.read = read
 
@@ -180,11 +175,5 @@ class ServiceMetrics:
             )
         )
 
-    def gauge(
-        self,
-        name: str,
-        help: str,
-        read: Callable[[], dict[LabelValues, float]],
-        labels: tuple[str, ...] = (),
-    ) -> None:
+    def gauge(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
         self.registry.add(Gauge(name, help, read, labels))
