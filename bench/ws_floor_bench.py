@@ -5,13 +5,12 @@ same machine with the same parts. A bare Starlette app on uvicorn (the same ``uv
 as ``olympus serve``: uvloop, httptools, websockets-sansio, no compression), sending as the
 service does (``ws_protocol.FrameSender``: frames written straight to the transport), relays
 the frames a real command produces, recorded beforehand from a random game played with the
-rules engine:
-the events (with the ``ack``, to the sender), the events to the opponent and to the spectator,
-and the next position's ``legal`` (one, to the other seat: the service sends one to each seat
-with options, two in some combat positions), each batched into one frame per socket as the
-service does. The load generator is a minimal one on ``load_bench.py``'s parts (the websockets
-client, msgpack, uvloop, 2 processes): N rooms × 3 sockets in a closed loop, where the seat sent
-a ``legal`` sends the next command at once, and nothing is tracked.
+rules engine: the events (with the ``ack``, to the sender), the events to the opponent and to
+the spectator, and the next position's ``legal`` (one, to the other seat: the service sends one
+to each seat with options, two in some combat positions), each batched into one frame per
+socket as the service does. The load generator is a minimal one on ``load_bench.py``'s parts
+(the websockets client, msgpack, uvloop, 2 processes): N rooms × 3 sockets in a closed loop,
+where the seat sent a ``legal`` sends the next command at once, and nothing is tracked.
 
 So the server does per command what ``olympus serve`` does at the socket level (one frame in,
 four out, of the same sizes), and nothing else. Its CPU per command is the floor under the
@@ -105,7 +104,7 @@ def serve(port: int, script_file: str) -> None:
         await ws.accept(subprotocol="olympus.msgpack")
         hello = msgpack.unpackb(await ws.receive_bytes())
         room = rooms.setdefault(hello["room"], {})
-        room[hello["seat"]] = FrameSender(ws)
+        me = room[hello["seat"]] = FrameSender(ws)
         while len(room) < 3:  # the room's other sockets may still be saying hello
             await asyncio.sleep(0.01)
         try:
@@ -113,7 +112,7 @@ def serve(port: int, script_file: str) -> None:
                 command = msgpack.unpackb(await ws.receive_bytes())
                 mine, theirs, spectator, options = script[command["n"] % len(script)]
                 other = room["b" if hello["seat"] == "a" else "a"]
-                await room[hello["seat"]].send(mine)
+                await me.send(mine)
                 await other.send(theirs)
                 await room["s"].send(spectator)
                 await other.send(options)

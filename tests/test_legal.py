@@ -25,9 +25,11 @@ from olympus.rules import (
     IllegalCommand,
     LegalAction,
     Options,
+    Phase,
     execute,
     legal,
     legal_actions,
+    lists_nothing,
     parse_command,
     random_legal_action,
     setup_options,
@@ -243,3 +245,19 @@ def test_a_seat_without_actions_is_told_why() -> None:
             if reason.startswith("opponent_") and reason != "opponent_setup":
                 assert legal_actions(state, side.enemy), (reason, state)
     assert {"opponent_turn", "committed", "opponent_choice"} <= reasons  # setup: service tests
+
+
+def test_lists_nothing_is_known_without_listing() -> None:
+    """``lists_nothing`` (which the service trusts to send a waiting seat's ``legal`` at once)
+    is never wrong: when it says so, ``legal_actions`` is empty; outside a combat it says so
+    of every seat with nothing to do (the other side's turn or choice); in a combat never."""
+    said = 0
+    for state in positions():
+        for side in Faction:
+            empty = not legal_actions(state, side)
+            if lists_nothing(state, side):
+                said += 1
+                assert empty, state
+            elif empty:
+                assert state.phase is Phase.COMBAT and not state.pending, state
+    assert said

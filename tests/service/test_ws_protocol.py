@@ -17,24 +17,15 @@ from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
-from websockets.frames import Frame, Opcode
 
 from olympus.server import Settings
-from olympus.server.ws_protocol import EXTENSION, FrameSender, frame_header
+from olympus.server.ws_protocol import EXTENSION, FrameSender
 
 LENGTHS = (0, 1, 125, 126, 127, 65_535, 65_536, 70_000)
 PAYLOADS: list[bytes | str] = [
     *(bytes([n % 251]) * n for n in LENGTHS),
     *("é" * (n // 2) + "x" * (n % 2) for n in LENGTHS),  # 2 bytes per "é": the length is bytes
 ]
-
-
-@pytest.mark.parametrize("length", LENGTHS)
-@pytest.mark.parametrize("opcode", [Opcode.TEXT, Opcode.BINARY])
-def test_a_frame_header_is_websockets_own(opcode: Opcode, length: int) -> None:
-    payload = b"x" * length
-    serialized = Frame(opcode, payload).serialize(mask=False, extensions=[])
-    assert frame_header(opcode, length) + payload == serialized
 
 
 def app(said: list[Any]) -> Starlette:

@@ -19,7 +19,7 @@ from redis.asyncio.connection import Connection
 
 from olympus.store import EmbeddedRedis
 from olympus.store.local_cluster import LocalCluster
-from olympus.store.resp_connection import Command, RespConnection, pack
+from olympus.store.resp_connection import Command, RespConnection, pack_commands
 
 COMMANDS: list[Command] = [
     ("SET", "k", b"\x00\xffbytes"),
@@ -29,13 +29,13 @@ COMMANDS: list[Command] = [
 
 
 def test_packs_commands_as_redis_py_does() -> None:
-    assert pack(COMMANDS) == b"".join(Connection().pack_commands(COMMANDS))
+    assert pack_commands(COMMANDS) == b"".join(Connection().pack_commands(COMMANDS))
 
 
 @pytest.mark.parametrize("arg", [True, 1.5, None])
 def test_refuses_what_redis_py_would_not_send(arg: object) -> None:
     with pytest.raises(TypeError):
-        pack([("SET", "k", arg)])  # type: ignore[list-item]
+        pack_commands([("SET", "k", arg)])  # type: ignore[list-item]
 
 
 @pytest.fixture

@@ -53,9 +53,10 @@ class Strength:
     factor_powers: tuple[str, ...]  # whose powers multiply the Energy
     chase: int  # what a Chase adds
     chase_power: str | None  # whose power sets it (None: the rule's −3)
-    # The units' strengths plus the bonuses: kept, not summed at each ``power`` (the commitment
-    # form asks the power of every maneuver with every amount of Energy, strength_terms).
-    base: int
+
+    @property
+    def base(self) -> int:
+        return sum(v for _, v in self.units) + sum(b for _, b, _ in self.bonuses)
 
     def power(self, maneuver: Maneuver, energy: int) -> int:
         """Base + Energy (× powers), Chase modifier, doubled for the all-out maneuvers (R8).
@@ -127,16 +128,14 @@ def strengths(state: GameState) -> dict[Faction, Strength]:
             (m, p.unit) for p in own if (m := p.chase_modifier(state, region, faction)) is not None
         ]
         chase, chase_power = max(chases) if chases else (CHASE_MODIFIER, None)
-        counted = tuple((u, v) for u, v in nominal.items() if BY_NAME[u].faction is faction)
         result[faction] = Strength(
-            units=counted,
+            units=tuple((u, v) for u, v in nominal.items() if BY_NAME[u].faction is faction),
             adjustments=tuple(a for a in adjustments if BY_NAME[a[1]].faction is faction),
             bonuses=tuple(bonuses),
             energy_factor=math.prod(f for _, f in factors),
             factor_powers=tuple(p for p, _ in factors),
             chase=chase,
             chase_power=chase_power,
-            base=sum(v for _, v in counted) + sum(b for _, b, _ in bonuses),
         )
     return result
 

@@ -4,10 +4,10 @@ A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrappe
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
 frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
 header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that puts a whole
-frame on the transport at once. It takes a frame only while the websocket is open and the
-transport is not paused for flow control; otherwise it declines, and ``FrameSender`` sends
-through ASGI, which waits for the transport as before.
+extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that serializes a
+whole frame (websockets' own ``Frame.serialize``) onto the transport at once. It takes a frame
+only while the websocket is open and the transport is not paused for flow control; otherwise
+it declines, and ``FrameSender`` sends through ASGI, which waits for the transport as before.
 Everything else (the handshake, receiving, pings, closing) is uvicorn's own.
 """
 
@@ -17,23 +17,13 @@ from collections.abc import Callable
 
 from starlette.websockets import WebSocket
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.frames import Opcode
+from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
 
 EXTENSION = "olympus.write_frame"
 
 Write = Callable[[bytes | str], bool]
-
-
-def frame_header(opcode: Opcode, length: int) -> bytes:
-    """A final, unmasked frame's header for a payload of ``length`` bytes (RFC 6455 §5.2)."""
-    first = 0x80 | opcode
-    if length < 126:
-        return bytes((first, length))
-    if length < 1 << 16:
-        return bytes((first, 126)) + length.to_bytes(2, "big")
-    return bytes((first, 127)) + length.to_bytes(8, "big")
 
 
 class WriteFrameProtocol(WebSocketsSansIOProtocol):
@@ -54,10 +44,10 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         ):
             return False
         if isinstance(data, str):
-            payload, opcode = data.encode(), Opcode.TEXT
+            frame = Frame(Opcode.TEXT, data.encode())
         else:
-            payload, opcode = data, Opcode.BINARY
-        self.transport.write(frame_header(opcode, len(payload)) + payload)
+            frame = Frame(Opcode.BINARY, data)
+        self.transport.write(frame.serialize(mask=False, extensions=[]))
         return True
 
 

@@ -1,11 +1,12 @@
 """Calls of one Lua script made in the same turn of the event loop, sent as one pipeline.
 
 A server process appends for hundreds of rooms at once. Sent one by one, each append costs a
-pooled connection, a send and a read of its own: ~80 µs of client CPU (redis-py) per append.
-Queued during one turn of the event loop and sent together in a non-transactional pipeline,
-they share one connection, one send and one read: ~45 µs each at 500 concurrent rooms. Each
-call still gets its own result or its own error; Redis runs each script atomically as before,
-and a pipeline is not a transaction, so one call's failure does not touch the others.
+send and a read of its own. Queued during one turn of the event loop and sent together in a
+non-transactional pipeline on the batches' own connection (resp_connection.py: RESP written at
+once, replies parsed by hiredis; redis-py's pipeline cost tens of µs of Python per append),
+they share one send and one read. Each call still gets its own result or its own error; Redis
+runs each script atomically as before, and a pipeline is not a transaction, so one call's
+failure does not touch the others.
 
 On a Redis Cluster the calls of a turn go out together but one by one (redis-py's cluster
 client refuses scripts in its pipelines): each to the master of its room's slot, through
@@ -86,17 +87,18 @@ class ScriptBatcher:
 
     async def _flush(self) -> None:
         batch, self._queued = self._queued, []
-        if isinstance(self.redis, RedisCluster):
+        connection = self._connection
+        if connection is None:  # a cluster
             await self._one_by_one(batch)
             return
         try:
-            replies = await self._pipeline(batch)
+            replies = await self._pipeline(connection, batch)
             # A script Redis does not know (a restart flushes them) is refused without running:
             # load it, and send those calls again.
             unknown = [k for k, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
             if unknown:
                 await self.redis.script_load(self.script.script)
-                again = await self._pipeline([batch[k] for k in unknown])
+                again = await self._pipeline(connection, [batch[k] for k in unknown])
                 for k, reply in zip(unknown, again, strict=True):
                     replies[k] = reply
             for (*_, result), reply in zip(batch, replies, strict=True):
@@ -115,19 +117,18 @@ class ScriptBatcher:
                 if not result.done():
                     result.set_exception(error)
 
-    async def _pipeline(self, batch: list[Queued]) -> list[Any]:
+    async def _pipeline(self, connection: RespConnection, batch: list[Queued]) -> list[Any]:
         """The calls as EVALSHA (redis-py would ask SCRIPT EXISTS first for the script object,
         a round trip each time) in one pipeline on the batches' connection, and WAIT after
         them if asked; each reply or error in order. With WAIT, a batch whose connection is
         lost is not sent again (the confirmation must come from the connection that wrote)."""
-        assert self._connection is not None
         sha = self.script.sha
         commands: list[Command] = [
             ("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch
         ]
         if self.replicated is not None:
             commands.append(("WAIT", self.replicated.replicas, self.replicated.timeout_ms))
-        replies = await self._connection.call(commands, retry=self.replicated is None)
+        replies = await connection.call(commands, retry=self.replicated is None)
         if self.replicated is not None:
             self._confirm(replies.pop(), replies)
         return replies

@@ -39,7 +39,7 @@ Arg = bytes | str | int
 Command = Sequence[Arg]
 
 
-def pack(commands: Sequence[Command]) -> bytes:
+def pack_commands(commands: Sequence[Command]) -> bytes:
     """``commands`` in RESP, as one buffer (what redis-py's ``pack_commands`` writes)."""
     parts: list[bytes] = []
     for command in commands:
@@ -105,7 +105,7 @@ class _Protocol(asyncio.Protocol):
         assert self.transport is not None
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self.waiting.append(_Waiting(len(commands), future))
-        self.transport.write(pack(commands))
+        self.transport.write(pack_commands(commands))
         return future
 
     def close(self, error: Exception | None = None) -> None:
@@ -132,7 +132,7 @@ class RespConnection:
         self._connect_timeout: float | None = like.socket_connect_timeout
         self._retry: Retry = like.retry
         self._protocol: _Protocol | None = None
-        self._connecting: asyncio.Lock | None = None
+        self._connecting = asyncio.Lock()  # one connect at a time
 
     async def call(self, commands: Sequence[Command], retry: bool = True) -> list[Any]:
         """Each command's reply, or its error as an exception, in order. Raises when the batch
@@ -170,8 +170,6 @@ class RespConnection:
     async def _connected(self) -> _Protocol:
         if self._protocol is not None and not self._protocol.lost:
             return self._protocol
-        if self._connecting is None:
-            self._connecting = asyncio.Lock()
         async with self._connecting:
             if self._protocol is None or self._protocol.lost:
                 self._protocol = await self._connect()
