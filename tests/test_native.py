@@ -1,9 +1,11 @@
-"""The compiled rules core (olympus.native) and the interpreted source are one implementation:
-the same games give the same lists of legal actions, the same events and the same states.
+"""The compiled core (olympus.native) and the interpreted source are one implementation: the
+same games give the same lists of legal actions, the same events and the same states, and the
+service's tests pass on both.
 
-``make test`` builds the compiled core first, so this suite runs compiled wherever a C compiler
-is; these tests also run the interpreted source (``OLYMPUS_PURE_PYTHON=1``) in a child process,
-on the same seeded games, and its scenarios.
+``make test`` builds the compiled rules, store and service first, so this suite runs compiled
+wherever a C compiler is; these tests also run the interpreted source (``OLYMPUS_PURE_PYTHON=1``)
+in a child process: the same seeded games, the rules' scenarios, and a game played through a
+server.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import sys
 from pathlib import Path
 
 import olympus.rules
+import olympus.store
 from olympus import native
+from olympus.server import app, room
 
 ROOT = Path(__file__).resolve().parent.parent
 FINGERPRINT = Path(__file__).with_name("native_fingerprint.py")
@@ -40,14 +44,19 @@ def _fingerprint(pure: bool, games: int) -> dict[str, object]:
 
 
 def test_the_compiled_core_runs_where_a_compiler_is() -> None:
-    """``make test`` built it, so with a C compiler this process runs the native modules; an
-    edit of the source turns it off until the next build (the digest)."""
+    """``make test`` built it, so with a C compiler this process runs the native modules of
+    both parts (the rules; the store's and the service's command path); an edit of the source
+    turns a part off until the next build (the digest)."""
     compiler = bool(shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc"))
     expected = compiler and os.environ.get(native.PURE_PYTHON) != "1"
-    assert olympus.rules.COMPILED is expected
+    assert olympus.rules.COMPILED is olympus.store.COMPILED is olympus.server.COMPILED is expected
     suffix = ".py" if not expected else ".so"
     assert olympus.rules.legal.__file__.endswith(suffix)
     assert olympus.rules.powers.zeus.__file__.endswith(suffix)
+    assert olympus.store.event_store.__file__.endswith(suffix)
+    assert room.__file__.endswith(suffix)
+    assert app.__file__.endswith(".py")  # not on the command path: interpreted, from the copy
+    assert app.WEB_CLIENT == ROOT / "web_client"
 
 
 def test_both_builds_play_the_same_games() -> None:
@@ -72,6 +81,18 @@ def test_the_interpreted_source_passes_the_rule_scenarios() -> None:
     child = _run(
         True, "-m", "pytest", "-p", "no:cacheprovider",
         "tests/test_scenarios.py", "tests/test_legal.py",
+    )  # fmt: skip
+    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
+    assert " passed" in child.stdout and " failed" not in child.stdout
+
+
+def test_the_interpreted_source_serves_games() -> None:
+    """Games played through a server (real websockets, the session's Redis), the worked
+    session of docs/protocol.md and refused input, on the interpreted store and service."""
+    child = _run(
+        True, "-m", "pytest", "-p", "no:cacheprovider",
+        "tests/service/test_service_play.py", "tests/service/test_protocol_doc.py",
+        "tests/service/test_service_bad_input.py",
     )  # fmt: skip
     assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
     assert " passed" in child.stdout and " failed" not in child.stdout

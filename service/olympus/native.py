@@ -1,12 +1,24 @@
-"""The compiled rules core: mypyc compiles the rules' own source to native extension modules.
+"""The compiled core: mypyc compiles the rules', the store's and the service's own source to
+native extension modules.
 
-One implementation of the rules, two ways to run it. ``make`` (``python -m olympus.native
-build``) copies the source of ``olympus.rules`` into ``service/build/native/`` (ignored by git),
-compiles it there with mypyc and records a digest of the source it compiled. ``olympus.rules``
-then runs the native modules when that digest matches the source beside them, so an edited
-rule never runs stale native code, and runs the interpreted source otherwise: without a C
-compiler, before the first build, or with ``OLYMPUS_PURE_PYTHON=1``. Both give the same
-results (tests/test_native.py plays the same games both ways).
+One implementation, two ways to run it. ``make`` (``python -m olympus.native build``) copies
+the package's source into ``service/build/native/<part>/`` (ignored by git), compiles a part of
+it there with mypyc and records a digest of the source it compiled. A package (``rules``,
+``store``, ``server``) then runs the native modules when that digest matches the source beside
+them, so an edited module never runs stale native code, and runs the interpreted source
+otherwise: without a C compiler, before the first build, or with ``OLYMPUS_PURE_PYTHON=1``.
+Both give the same results (tests/test_native.py plays the same games both ways, and runs a
+server both ways).
+
+Two parts, built apart so that an edit of the service does not compile the rules again:
+
+- ``rules``: every module of ``olympus.rules`` (the pure core: ``legal_actions``, ``decide``,
+  ``evolve``), but for the few whose classes mypyc cannot make native.
+- ``service``: the modules of the store and the service that every command runs through
+  (``SERVICE_MODULES``: deciding, appending, folding, the frames in and out). Their digest
+  covers the rules too: compiled code checks at run time the types the rules' annotations
+  promise. The service's other modules (HTTP, lobby, start-up) run interpreted from the same
+  copy: they are not on the command path, and the lobby's pydantic models stay Python.
 
 Why a separate directory rather than extension modules beside the source: the source stays
 importable as it is (a tree without any build works), and which build runs is one decision,
@@ -19,100 +31,168 @@ import hashlib
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-RULES = Path(__file__).parent / "rules"
-BUILD = Path(__file__).parent.parent / "build" / "native"
-_SOURCE = BUILD / "src"  # the copy that is compiled; its packages get the extension modules
-_LIBRARY = BUILD / "lib"  # mypyc's shared library of the group, a top-level module
-_DIGEST = BUILD / "DIGEST"
-# Not compiled: the package initialisers (they choose the build), and the modules whose classes
-# mypyc cannot make native (pydantic commands; events made dataclasses by a decorator).
-INTERPRETED = frozenset({"__init__.py", "commands.py", "events.py"})
+PACKAGE = Path(__file__).parent
+BUILD = PACKAGE.parent / "build" / "native"
 PURE_PYTHON = "OLYMPUS_PURE_PYTHON"
 
 
-def _sources() -> list[Path]:
-    return sorted(RULES.rglob("*.py"))
+@dataclass(frozen=True)
+class Part:
+    """One compiled build: the packages it serves, the modules it compiles (paths under
+    ``olympus/``) and the packages whose source its digest covers."""
+
+    name: str
+    packages: tuple[str, ...]
+    covers: tuple[str, ...]
+    modules: tuple[str, ...]
+
+    @property
+    def root(self) -> Path:
+        return BUILD / self.name
+
+    @property
+    def source(self) -> Path:  # the copy that is compiled; its packages get the modules
+        return self.root / "src"
+
+    @property
+    def library(self) -> Path:  # mypyc's shared library of the part, a top-level module
+        return self.root / "lib"
+
+    @property
+    def digest_file(self) -> Path:
+        return self.root / "DIGEST"
+
+
+# Not compiled in the rules: the package initialisers (they choose the build), and the modules
+# whose classes mypyc cannot make native (pydantic commands; events made dataclasses by a
+# decorator).
+INTERPRETED = frozenset({"__init__.py", "commands.py", "events.py"})
+RULES = Part(
+    "rules",
+    packages=("rules",),
+    covers=("rules",),
+    modules=tuple(
+        str(path.relative_to(PACKAGE))
+        for path in sorted((PACKAGE / "rules").rglob("*.py"))
+        if path.name not in INTERPRETED
+    ),
+)
+# What a command runs through, from its frame in to the frames out (docs/performance.md).
+SERVICE_MODULES = (
+    "store/batching.py",
+    "store/event_store.py",
+    "store/resp_connection.py",
+    "server/clocks.py",
+    "server/connection.py",
+    "server/fanout.py",
+    "server/feed.py",
+    "server/legal_queue.py",
+    "server/metrics.py",
+    "server/protocol.py",
+    "server/room.py",
+    "server/ws_protocol.py",
+)
+SERVICE = Part(
+    "service",
+    packages=("store", "server"),
+    covers=("rules", "store", "server"),
+    modules=SERVICE_MODULES,
+)
+PARTS = (RULES, SERVICE)
+
+
+def _part_of(package: str) -> Part:
+    return next(part for part in PARTS if package in part.packages)
+
+
+def _sources(part: Part) -> list[Path]:
+    return sorted(path for name in part.covers for path in (PACKAGE / name).rglob("*.py"))
 
 
 @cache
-def digest() -> str:
-    """What a build is valid for: the rules' source and the interpreter it was built for."""
+def digest(part: Part) -> str:
+    """What a build is valid for: the source it covers and the interpreter it was built for."""
     h = hashlib.sha256(sys.implementation.cache_tag.encode())
-    for path in _sources():
-        h.update(str(path.relative_to(RULES)).encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in _sources(part):
+        h.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
 
 
+def _current(part: Part) -> bool:
+    return part.digest_file.is_file() and part.digest_file.read_text() == digest(part)
+
+
 def activate(package_path: list[str], package: str) -> bool:
-    """Put the compiled copy of ``package`` (``rules``) ahead of its source on its
-    ``__path__``, if the build matches the source and is not turned off; called by the
-    package's ``__init__`` before it imports its modules. Returns whether it did. Its
-    subpackages and interpreted modules then load from the copy too: the same source, as the
-    digest says."""
-    if os.environ.get(PURE_PYTHON) == "1" or not _DIGEST.is_file():
+    """Put the compiled copy of ``package`` (``rules``, ``store``, ``server``) ahead of its
+    source on its ``__path__``, if its part's build matches the source and is not turned off;
+    called by the package's ``__init__`` before it imports its modules. Returns whether it
+    did. Its subpackages and interpreted modules then load from the copy too: the same
+    source, as the digest says."""
+    part = _part_of(package)
+    if os.environ.get(PURE_PYTHON) == "1" or not _current(part):
         return False
-    if _DIGEST.read_text() != digest():
-        return False
-    if str(_LIBRARY) not in sys.path:
-        sys.path.append(str(_LIBRARY))
-    package_path.insert(0, str(_SOURCE / "olympus" / package))
+    if str(part.library) not in sys.path:
+        sys.path.append(str(part.library))
+    package_path.insert(0, str(part.source / "olympus" / package))
     return True
 
 
 def build() -> int:
-    """Compile the rules unless the build is current. Exit status: 0 when built, current, or
-    impossible here (no C compiler: the rules run interpreted, with a note); 1 when a compiler
-    is there and the build fails (a rule mypyc rejects must not go unnoticed)."""
-    if _DIGEST.is_file() and _DIGEST.read_text() == digest():
-        print("olympus.native: the compiled rules are current")
-        return 0
+    """Compile each part unless its build is current. Exit status: 0 when built, current, or
+    impossible here (no C compiler: everything runs interpreted, with a note); 1 when a
+    compiler is there and a build fails (a module mypyc rejects must not go unnoticed)."""
     if not (shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")):
-        print("olympus.native: no C compiler here: the rules run interpreted (same results)")
+        print("olympus.native: no C compiler here: the source runs interpreted (same results)")
         return 0
-    shutil.rmtree(BUILD, ignore_errors=True)
-    target = _SOURCE / "olympus" / "rules"
-    shutil.copytree(RULES, target, ignore=shutil.ignore_patterns("__pycache__"))
-    (_SOURCE / "olympus" / "__init__.py").write_text("")
-    shutil.copy(__file__, _SOURCE / "olympus" / "native.py")  # imported by the packages' init
-    expected = digest()  # of the source copied (it cannot change under us unseen: checked below)
-    modules = [
-        str(path.relative_to(_SOURCE))
-        for path in sorted(target.rglob("*.py"))
-        if path.name not in INTERPRETED
-    ]
-    status = _compile(modules)
-    if status != 0:
-        shutil.rmtree(BUILD, ignore_errors=True)
-        print("olympus.native: mypyc failed: see above", file=sys.stderr)
-        return 1
-    _LIBRARY.mkdir()
-    for library in _SOURCE.glob("*__mypyc.*"):
-        library.rename(_LIBRARY / library.name)
-    if digest.__wrapped__() != expected:  # the source was edited while it compiled
-        shutil.rmtree(BUILD, ignore_errors=True)
-        print("olympus.native: the source changed during the build: run it again", file=sys.stderr)
-        return 1
-    _DIGEST.write_text(expected)
-    print(f"olympus.native: compiled {len(modules)} modules of the rules")
+    for part in PARTS:
+        if _current(part):
+            print(f"olympus.native: the compiled {part.name} are current")
+        elif _build(part) != 0:
+            return 1
     return 0
 
 
-def _compile(modules: list[str]) -> int:
-    """mypyc on ``modules`` (paths under ``_SOURCE``), built in place there, two C files at a
-    time. Run in ``_SOURCE`` so that the modules keep their names (``olympus.rules.…``)."""
+def _build(part: Part) -> int:
+    shutil.rmtree(part.root, ignore_errors=True)
+    # The whole package, so that mypy sees every module the compiled ones import.
+    shutil.copytree(
+        PACKAGE, part.source / "olympus", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    expected = digest(part)  # of the source copied (it cannot change under us unseen: below)
+    status = _compile(part.source, [f"olympus/{module}" for module in part.modules])
+    if status != 0:
+        shutil.rmtree(part.root, ignore_errors=True)
+        print(f"olympus.native: mypyc failed on the {part.name}: see above", file=sys.stderr)
+        return 1
+    part.library.mkdir()
+    for library in part.source.glob("*__mypyc.*"):
+        library.rename(part.library / library.name)
+    if digest.__wrapped__(part) != expected:  # the source was edited while it compiled
+        shutil.rmtree(part.root, ignore_errors=True)
+        print("olympus.native: the source changed during the build: run it again", file=sys.stderr)
+        return 1
+    part.digest_file.write_text(expected)
+    print(f"olympus.native: compiled {len(part.modules)} modules of the {part.name}")
+    return 0
+
+
+def _compile(source: Path, modules: list[str]) -> int:
+    """mypyc on ``modules`` (paths under ``source``), built in place there, two C files at a
+    time. Run in ``source`` so that the modules keep their names (``olympus.rules.…``)."""
     from mypyc.build import mypycify
     from setuptools import setup
 
     config = Path(__file__).parents[2] / "pyproject.toml"
     options = ["--config-file", str(config)] if config.is_file() else ["--strict"]
     here = Path.cwd()
-    os.chdir(_SOURCE)
+    os.chdir(source)
     try:
         setup(
-            name="olympus-rules-native",
+            name="olympus-native",
             ext_modules=mypycify([*options, *modules], opt_level="3"),
             script_args=["-q", "build_ext", "--inplace", "--parallel", "2"],
         )

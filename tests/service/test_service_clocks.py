@@ -14,6 +14,9 @@ from service_harness import Game, Oracle, ServerThread, create_game, seat, setup
 from olympus.rules import Faction, Phase
 from olympus.server import Settings
 from olympus.server.clocks import DEADLINE_BUCKETS, Clocks
+from olympus.server.legal_queue import LegalQueue
+from olympus.server.metrics import ServiceMetrics
+from olympus.server.registry import RoomRegistry
 from olympus.store import EventStore
 
 
@@ -136,8 +139,10 @@ async def test_a_deadline_in_the_index_of_an_older_version_still_fires(
     assert await store.redis.zscore(legacy, game.room) is None
 
 
-def test_the_deadline_index_spreads_over_hash_slots() -> None:
-    clocks = Clocks(None, None, Settings(redis_url="redis://unused"), None)  # type: ignore[arg-type]
+def test_the_deadline_index_spreads_over_hash_slots(store: EventStore, settings: Settings) -> None:
+    metrics, legal_queue = ServiceMetrics(), LegalQueue()
+    registry = RoomRegistry(store, settings, metrics, legal_queue)
+    clocks = Clocks(store.redis, registry, settings, metrics)
     keys = {clocks.index_key(f"room-{n}") for n in range(1000)}
     assert len(keys) == DEADLINE_BUCKETS
     assert len({key_slot(k.encode()) for k in keys}) == DEADLINE_BUCKETS

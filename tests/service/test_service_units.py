@@ -27,8 +27,10 @@ from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
+from olympus.server.registry import RoomRegistry
 from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.services import Services
+from olympus.store import EventStore
 
 
 def test_prometheus_text_format() -> None:
@@ -270,7 +272,9 @@ def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.Monke
     assert Settings.from_env(redis_url="redis://x").overload_seconds == default
 
 
-async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone() -> None:
+async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone(
+    store: EventStore, settings: Settings
+) -> None:
     """R12: a runtime evicted while a submit on it was under way may still be rebuilt (and
     re-armed) when that submit learns the log changed; the room's newer runtime keeps its
     timer. Its own timer is cancelled."""
@@ -278,12 +282,10 @@ async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone() -> Non
     state = replay(create(options, token_seed=1))
     for command in bots.setup_commands(random.Random(1), options):
         _, state = execute(state, command.model_copy(update={"at_ms": now_ms()}))
-    settings = Settings(redis_url="redis://unused")
-    clocks = Clocks(None, None, settings, ServiceMetrics())  # type: ignore[arg-type]
-    old, new = (
-        RoomRuntime("r", 1, None, settings, ServiceMetrics(), LegalQueue())  # type: ignore[arg-type]
-        for _ in range(2)
-    )
+    metrics, legal_queue = ServiceMetrics(), LegalQueue()
+    registry = RoomRegistry(store, settings, metrics, legal_queue)
+    clocks = Clocks(store.redis, registry, settings, metrics)
+    old, new = (RoomRuntime("r", 1, store, settings, metrics, legal_queue) for _ in range(2))
     old.state = new.state = state
     clocks.arm(old)
     [(_, old_timer)] = clocks._timers.values()

@@ -63,10 +63,11 @@ class Codec:
     name: str
     binary: bool
 
-    def encode(self, message: Message) -> Frame:
+    def encode(self, value: object) -> Frame:
+        """A message, or any value of one (``encode_with`` encodes a message's fields)."""
         if self.binary:
-            return pack(message)
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+            return pack(value)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
     def array(self, items: list[Frame]) -> Frame:
         """The array of ``items``, each an encoded value, without encoding them again: the

@@ -1,4 +1,12 @@
-"""Storage layer: an embedded, AOF-persisted redis-server and a per-room event store on it."""
+"""Storage layer: an embedded, AOF-persisted redis-server and a per-room event store on it.
+
+``COMPILED`` says whether its modules run compiled by mypyc (``olympus.native``) or as source.
+"""
+
+from olympus.native import activate
+
+# Before any module of the package is imported (so the imports below come after code).
+COMPILED = activate(__path__, "store")
 
 from olympus.store.batching import NotReplicated, Replicated
 from olympus.store.event_store import (
@@ -25,6 +33,7 @@ from olympus.store.event_store import (
 from olympus.store.redis_server import EmbeddedRedis
 
 __all__ = [
+    "COMPILED",
     "AppendResult",
     "Applied",
     "EmbeddedRedis",
