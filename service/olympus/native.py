@@ -150,7 +150,7 @@ def build() -> int:
         return 0
     for part in PARTS:
         if _current(part):
-            print(f"olympus.native: the compiled {part.name} are current")
+            print(f"olympus.native: the {part.name} build is current")
         elif _build(part) != 0:
             return 1
     return 0

@@ -58,27 +58,38 @@ def pack_commands(commands: Sequence[Command]) -> bytes:
 
 
 class _Waiting:
-    __slots__ = ("count", "future", "replies")
+    __slots__ = ("count", "future", "replies", "timer")
 
     def __init__(self, count: int, future: asyncio.Future[list[Any]]) -> None:
         self.count = count
         self.future = future
         self.replies: list[Any] = []
+        self.timer: asyncio.TimerHandle | None = None
 
 
 class _Protocol(asyncio.Protocol):
-    """The connection's reader: each reply goes to the oldest batch still waiting for one."""
+    """The connection's reader: each reply goes to the oldest batch still waiting for one.
 
-    def __init__(self) -> None:
+    ``timeout``: how long a batch may wait for its replies (the client's socket timeout);
+    then it fails with ``TimeoutError`` and the connection is closed (its replies may still
+    come, out of step with the next batch's). A timer of the loop per batch rather than
+    ``asyncio.timeout`` around each wait: no context manager, task lookup or
+    ``get_running_loop`` (a ``getpid`` syscall on Python 3.11) per batch.
+    """
+
+    def __init__(self, timeout: float | None) -> None:
         self.reader = hiredis.Reader(
             protocolError=InvalidResponse, replyError=BaseParser.parse_error
         )
+        self.timeout = timeout
         self.waiting: deque[_Waiting] = deque()
         self.transport: asyncio.Transport | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # (uvloop's are not subclasses)
+        self.loop = asyncio.get_running_loop()
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
@@ -90,6 +101,8 @@ class _Protocol(asyncio.Protocol):
             head.replies.append(reply)
             if len(head.replies) == head.count:
                 self.waiting.popleft()
+                if head.timer is not None:
+                    head.timer.cancel()
                 if not head.future.done():
                     head.future.set_result(head.replies)
 
@@ -98,15 +111,24 @@ class _Protocol(asyncio.Protocol):
         error = RedisConnectionError(f"Connection to Redis lost: {exc!r}")
         while self.waiting:
             waiting = self.waiting.popleft()
+            if waiting.timer is not None:
+                waiting.timer.cancel()
             if not waiting.future.done():
                 waiting.future.set_exception(error)
 
     def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
-        assert self.transport is not None
-        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
-        self.waiting.append(_Waiting(len(commands), future))
+        assert self.transport is not None and self.loop is not None
+        waiting = _Waiting(len(commands), self.loop.create_future())
+        if self.timeout is not None:
+            waiting.timer = self.loop.call_later(self.timeout, self._timed_out, waiting)
+        self.waiting.append(waiting)
         self.transport.write(pack_commands(commands))
-        return future
+        return waiting.future
+
+    def _timed_out(self, waiting: _Waiting) -> None:
+        if not waiting.future.done():
+            waiting.future.set_exception(RedisTimeoutError("Timeout reading from Redis"))
+        self.close()
 
     def close(self, error: Exception | None = None) -> None:
         if self.transport is not None and not self.lost:
@@ -152,15 +174,10 @@ class RespConnection:
 
     async def _once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
-        future = protocol.send(commands)
         try:
-            async with asyncio.timeout(self._timeout):
-                replies = await future
-        except TimeoutError:  # its replies may still come, out of step with the next batch's
-            protocol.close()
-            raise RedisTimeoutError("Timeout reading from Redis") from None
-        except asyncio.CancelledError:  # likewise: the connection can no longer be trusted
-            protocol.close()
+            replies = await protocol.send(commands)  # fails after the timeout (_Protocol)
+        except asyncio.CancelledError:  # its replies may still come, out of step with the
+            protocol.close()  # next batch's: the connection can no longer be trusted
             raise
         for reply in replies:
             if isinstance(reply, BusyLoadingError):  # refused, not run: send the batch again
@@ -177,12 +194,16 @@ class RespConnection:
 
     async def _connect(self) -> _Protocol:
         loop = asyncio.get_running_loop()
+
+        def made() -> _Protocol:
+            return _Protocol(self._timeout)
+
         try:
             async with asyncio.timeout(self._connect_timeout):
                 if self._path is not None:
-                    _, protocol = await loop.create_unix_connection(_Protocol, self._path)
+                    _, protocol = await loop.create_unix_connection(made, self._path)
                 else:
-                    _, protocol = await loop.create_connection(_Protocol, self._host, self._port)
+                    _, protocol = await loop.create_connection(made, self._host, self._port)
                 try:
                     await self._hello(protocol)
                 except BaseException:  # a refused password, a timeout: not a connection to keep
