@@ -464,9 +464,10 @@ async def test_an_append_on_another_history_of_the_same_length_is_refused(
     without a chain it is not checked (entries of writers that give none)."""
     keys = store.keys(room_id)
     await store.create_room(room_id, b"meta")
-    await store.append(room_id, 0, [ev(1), ev(2)], chain="")
-    [_, second] = await store.read(room_id)
+    appended = await store.append(room_id, 0, [ev(1), ev(2)], chain="")
+    [first, second] = await store.read(room_id)
     assert second.chain == chain_next(chain_next("", ev(1)), ev(2))
+    assert appended.chains == (first.chain, second.chain)  # what the writer folds with
     lost = [b"lost-3", b"4"]
     await store.append(room_id, 2, lost, chain=second.chain)
     stale = chain_next(chain_next(second.chain, lost[0]), lost[1])

@@ -17,7 +17,7 @@ from .board import BOARD, PALACE, TARTARUS, Realm
 from .characters import BY_NAME, CHARACTERS, Faction
 from .combat import removal_outcomes, strength_terms
 from .commands import Command, parse_command
-from .decide import decide, execute
+from .decide import decide, execute, execute_steps
 from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
@@ -57,6 +57,7 @@ __all__ = [
     "encode",
     "evolve",
     "execute",
+    "execute_steps",
     "legal_actions",
     "lists_nothing",
     "parse_command",

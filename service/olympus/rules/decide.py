@@ -191,6 +191,20 @@ def _timeout(d: Decision, side: Faction, at_ms: int, seed: int) -> None:
 
 def execute(state: GameState, command: cmd.Command) -> tuple[list[ev.Event], GameState]:
     """The events a command produces and the state they lead to, or ``IllegalCommand``."""
+    d = _decision(state, command)
+    return d.events, d.state
+
+
+def execute_steps(
+    state: GameState, command: cmd.Command
+) -> tuple[list[ev.Event], list[GameState]]:
+    """``execute``, with the state after each event: what a caller that folds the events one
+    at a time (the service observes each for every audience) would otherwise evolve again."""
+    d = _decision(state, command)
+    return d.events, d.states
+
+
+def _decision(state: GameState, command: cmd.Command) -> Decision:
     d = Decision(state)
     if isinstance(command, cmd.Timeout):
         if command.side is None or command.at_ms is None:
@@ -198,12 +212,12 @@ def execute(state: GameState, command: cmd.Command) -> tuple[list[ev.Event], Gam
         if state.phase is Phase.OVER:
             raise IllegalCommand("game_over", "The game is over.")
         _timeout(d, command.side, command.at_ms, command.seed)
-        return d.events, d.state
+        return d
     _judge(d, command)
     if command.at_ms is not None:
         absent = {f: t for f, t in d.state.absent_since.items() if f != command.side}
         clocks.schedule(d, command.at_ms, absent)
-    return d.events, d.state
+    return d
 
 
 def decide(state: GameState, command: cmd.Command) -> list[ev.Event]:

@@ -14,15 +14,17 @@ from .state import GameState, Phase
 
 
 class Decision:
-    __slots__ = ("events", "state")
+    __slots__ = ("events", "state", "states")
 
     def __init__(self, state: GameState) -> None:
         self.state = state
         self.events: list[ev.Event] = []
+        self.states: list[GameState] = []  # the state after each event
 
     def emit(self, event: ev.Event) -> None:
         self.events.append(event)
         self.state = evolve(self.state, event)
+        self.states.append(self.state)
 
     @property
     def over(self) -> bool:

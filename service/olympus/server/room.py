@@ -33,7 +33,7 @@ from olympus.rules import (
     decode,
     encode,
     evolve,
-    execute,
+    execute_steps,
     legal_actions,
     lists_nothing,
     removal_outcomes,
@@ -106,6 +106,19 @@ def _id_reused() -> CommandRejected:
     return CommandRejected(
         "id_reused", "This command id was used for another command: use a new id."
     )
+
+
+@dataclass(frozen=True, slots=True)
+class NewEvent:
+    """An event to fold: its version, the event and its encoding; for our own append's, also
+    the state after it (``execute_steps``) and its chain (the append's), which folding would
+    otherwise compute again."""
+
+    version: int
+    event: Event
+    data: bytes
+    after: GameState | None = None
+    chain: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +204,7 @@ class RoomRuntime:
 
     def load(self, stored: list[StoredEvent]) -> None:
         """Fold the room's whole log (the registry's first read)."""
-        self._fold([(s.version, decode(s.data), s.data) for s in stored])
+        self._fold([NewEvent(s.version, decode(s.data), s.data) for s in stored])
 
     def restore(self, snapshot: RoomSnapshot, tail: list[StoredEvent]) -> None:
         """Start from ``snapshot`` and fold the events after it (the registry's first read)."""
@@ -241,32 +254,31 @@ class RoomRuntime:
                 self._over_due.update(self.subscribers)
                 self._schedule_legal()
 
-    def _fold(self, numbered: list[tuple[int, Event, bytes]]) -> bool:
+    def _fold(self, numbered: list[NewEvent]) -> bool:
         """Fold new events (version, event, its encoding) into the state and every feed.
 
         False if nothing was new.
         """
         folded = False
-        for version, event, data in numbered:
+        for new in numbered:
+            version, event = new.version, new.event
             if version <= self.version:
                 continue  # already folded (a hint raced our own append)
             if version != self.version + 1:
                 raise RuntimeError(f"room {self.room_id}: gap before event {version}")
             before = self.state
-            after = evolve(before, event)
+            after = evolve(before, event) if new.after is None else new.after
             for audience, feed in self.feeds.items():
                 message = observe_event(event, audience, before, after)
                 if message is not None:
                     feed.append(version, message)
-            self.log.append(data)
-            self.chain = chain_next(self.chain, data)
+            self.log.append(new.data)
+            self.chain = chain_next(self.chain, new.data) if new.chain is None else new.chain
             self.state = after
             folded = True
         return folded
 
-    def _apply(
-        self, numbered: list[tuple[int, Event, bytes]], since: float, own: bool = False
-    ) -> None:
+    def _apply(self, numbered: list[NewEvent], since: float, own: bool = False) -> None:
         """Fold a batch, push it to the local sockets, tell the listeners.
 
         ``own``: our own append's batch; ``submit`` schedules its ``legal`` frames on return.
@@ -570,7 +582,7 @@ class RoomRuntime:
         if first.chain and first.chain != chain_next(self.chain, first.data):
             await self._reload()
             return True
-        self._apply([(s.version, decode(s.data), s.data) for s in stored], since)
+        self._apply([NewEvent(s.version, decode(s.data), s.data) for s in stored], since)
         return True
 
     async def _refresh(self, since: float) -> bool:
@@ -648,7 +660,7 @@ class RoomRuntime:
                     raise CommandRejected("resync", sentence)
                 stamped = command.model_copy(update={"at_ms": now_ms()})  # R12, like ``side``
                 try:
-                    events, _ = execute(self.state, stamped)
+                    events, states = execute_steps(self.state, stamped)
                 except IllegalCommand as illegal:
                     done = await self.store.applied(self.room_id, command_id)
                     if done is not None:  # it was applied: a retry of it, or a reused id
@@ -660,7 +672,7 @@ class RoomRuntime:
                     if await self._refresh(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
-                result = await self._append(events, command_id, digest)
+                result = await self._append(events, states, command_id, digest)
                 if result is not None:
                     break
         if result is None:
@@ -671,8 +683,9 @@ class RoomRuntime:
         return result
 
     async def _append(
-        self, events: list[Event], command_id: str, digest: str | None
+        self, events: list[Event], states: list[GameState], command_id: str, digest: str | None
     ) -> Submitted | None:
+        """Append the decided ``events`` (``states``: the state after each) at our version."""
         expected = self.version
         encoded = [encode(e) for e in events]
         start = time.perf_counter()
@@ -699,6 +712,10 @@ class RoomRuntime:
             await self._read_tail(time.perf_counter())
             return Submitted(appended.version, duplicate=True)
         first = appended.first_version
-        numbered = [(first + i, e, d) for i, (e, d) in enumerate(zip(events, encoded, strict=True))]
+        chains: list[str | None] = [*appended.chains] or [None] * len(events)
+        numbered = [
+            NewEvent(first + i, *new)
+            for i, new in enumerate(zip(events, encoded, states, chains, strict=True))
+        ]
         self._apply(numbered, time.perf_counter(), own=True)
         return Submitted(appended.version, duplicate=False)

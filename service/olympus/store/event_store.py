@@ -349,11 +349,14 @@ class AppendResult:
 
     ``first_version``: version of its first event. ``duplicate``: the command id had already
     been applied, nothing was written, and the versions are those of the original append.
+    ``chains``: each new event's chain (``chain_next``), when the append was given one and
+    wrote them: the caller that folds them need not hash them again.
     """
 
     version: int
     first_version: int
     duplicate: bool
+    chains: tuple[str, ...] = ()
 
 
 class StoredEvent(NamedTuple):
@@ -560,9 +563,12 @@ class EventStore:
             raise ValueError("a digest is 1-64 hexadecimal digits (command_digest)")
         k = self.keys(room_id)
         pairs: list[bytes | str] = []
+        chains: list[str] = []
         running = chain
         for data in events:
-            running = None if running is None else chain_next(running, data)
+            if running is not None:
+                running = chain_next(running, data)
+                chains.append(running)
             pairs += [data, running or ""]
         code, a, b = await self._append(
             keys=[k.meta, k.events, k.commands],
@@ -576,7 +582,7 @@ class EventStore:
             ],
         )
         if code == 0:
-            return AppendResult(version=a, first_version=b, duplicate=False)
+            return AppendResult(version=a, first_version=b, duplicate=False, chains=tuple(chains))
         if code == 1:
             return AppendResult(version=a, first_version=b, duplicate=True)
         if code == 5:
