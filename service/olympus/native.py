@@ -171,6 +171,10 @@ def _build(part: Part) -> int:
     part.library.mkdir()
     for library in part.source.glob("*__mypyc.*"):
         library.rename(part.library / library.name)
+    # What compiling left beside the modules (mypy's cache, the C files and objects): not used
+    # at run time, and ~35 MB a part.
+    for by_product in (".mypy_cache", "build"):
+        shutil.rmtree(part.source / by_product, ignore_errors=True)
     if digest.__wrapped__(part) != expected:  # the source was edited while it compiled
         shutil.rmtree(part.root, ignore_errors=True)
         print("olympus.native: the source changed during the build: run it again", file=sys.stderr)
