@@ -26,12 +26,14 @@ from olympus.rules import (
     LegalAction,
     Options,
     Phase,
+    create,
     execute,
     legal,
     legal_actions,
     lists_nothing,
     parse_command,
     random_legal_action,
+    replay,
     setup_options,
     waiting_reason,
 )
@@ -250,14 +252,23 @@ def test_a_seat_without_actions_is_told_why() -> None:
 def test_lists_nothing_is_known_without_listing() -> None:
     """``lists_nothing`` (which the service trusts to send a waiting seat's ``legal`` at once)
     is never wrong: when it says so, ``legal_actions`` is empty; outside a combat it says so
-    of every seat with nothing to do (the other side's turn or choice); in a combat never."""
-    said = 0
-    for state in positions():
+    of every seat with nothing to do (the other side's turn or choice); in a combat never.
+    Each of its reasons is met: a game in its setup or over, the other side's choice, the
+    other side's turn."""
+    setup = replay(create(Options(), token_seed=1))
+    _, over, _ = play_random_game(random.Random(3), Options(), 2_000)
+    assert over.phase is Phase.OVER
+    met: set[str] = set()
+    for state in (setup, *positions(), over):
         for side in Faction:
             empty = not legal_actions(state, side)
             if lists_nothing(state, side):
-                said += 1
                 assert empty, state
+                met.add(
+                    state.phase.value
+                    if state.phase in (Phase.SETUP, Phase.OVER)
+                    else "choice" if state.pending else "turn"
+                )
             elif empty:
                 assert state.phase is Phase.COMBAT and not state.pending, state
-    assert said
+    assert met == {Phase.SETUP.value, Phase.OVER.value, "choice", "turn"}

@@ -78,21 +78,21 @@ def test_the_fingerprint_tells_games_apart() -> None:
 
 def test_the_interpreted_source_passes_the_rule_scenarios() -> None:
     """The scenarios and the move-generation checks, run on the interpreted source."""
-    child = _run(
-        True, "-m", "pytest", "-p", "no:cacheprovider",
-        "tests/test_scenarios.py", "tests/test_legal.py",
-    )  # fmt: skip
-    assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
-    assert " passed" in child.stdout and " failed" not in child.stdout
+    _pure_pytest("tests/test_scenarios.py", "tests/test_legal.py")
 
 
 def test_the_interpreted_source_serves_games() -> None:
     """Games played through a server (real websockets, the session's Redis), the worked
     session of docs/protocol.md and refused input, on the interpreted store and service."""
-    child = _run(
-        True, "-m", "pytest", "-p", "no:cacheprovider",
-        "tests/service/test_service_play.py", "tests/service/test_protocol_doc.py",
+    _pure_pytest(
+        "tests/service/test_service_play.py",
+        "tests/service/test_protocol_doc.py",
         "tests/service/test_service_bad_input.py",
-    )  # fmt: skip
+    )
+
+
+def _pure_pytest(*files: str) -> None:
+    """The tests in ``files`` pass in a child process on the interpreted source."""
+    child = _run(True, "-m", "pytest", "-p", "no:cacheprovider", *files)
     assert child.returncode == 0, child.stdout[-3000:] + child.stderr[-3000:]
     assert " passed" in child.stdout and " failed" not in child.stdout

@@ -23,10 +23,9 @@ from concurrent.futures import ProcessPoolExecutor
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from olympus.bots import apply, play_random_game, setup_commands
+from olympus.bots import apply, play_random_game
 from olympus.rules import (
     PALACE,
-    Command,
     Event,
     Faction,
     GameState,
@@ -36,14 +35,12 @@ from olympus.rules import (
     decode,
     encode,
     evolve,
-    execute,
     execute_steps,
     legal_actions,
     replay,
 )
 from olympus.rules import events as ev
 from olympus.rules.characters import BY_NAME, LEADER, PICKED_PER_SIDE
-from olympus.rules.setup import create
 
 MAX_COMMANDS = 600  # random games end after ~65 commands on average; the cap is a safety net
 SCALE = float(os.environ.get("OLYMPUS_RANDOM_PLAY_SCALE", "1"))
@@ -304,27 +301,21 @@ def test_every_legal_action_is_accepted() -> None:
 
 def test_execute_steps_gives_the_state_after_each_event() -> None:
     """``execute_steps`` (the service folds its own commands' events with these states, not
-    evolving them again) gives exactly the states that evolving each event gives, and
-    ``execute``'s state is the last of them."""
-    rng = random.Random(7)
-    positions = 0
-    for _ in range(10):
-        state = replay(create(Options(), token_seed=rng.randrange(1 << 30)))
-        for command in setup_commands(rng, Options()):
-            state = _steps_agree(state, command)
-        while state.phase is not Phase.OVER and positions < 600:
-            seat = next(f for f in Faction if legal_actions(state, f))
-            state = _steps_agree(state, rng.choice(legal_actions(state, seat)).command)
-            positions += 1
-    assert positions > 100
+    evolving them again) gives the events ``execute`` gives and exactly the states that
+    evolving each of them gives, the last being ``execute``'s."""
+    checked = 0
 
+    def agree(before: GameState, action: LegalAction, events: list[Event], end: GameState) -> None:
+        nonlocal checked
+        stepped, states = execute_steps(before, action.command)
+        assert stepped == events and len(states) == len(events) > 0
+        state = before
+        for event, after in zip(events, states, strict=True):
+            state = evolve(state, event)
+            assert after == state
+        assert state == end
+        checked += 1
 
-def _steps_agree(before: GameState, command: Command) -> GameState:
-    events, states = execute_steps(before, command)
-    assert len(states) == len(events) > 0
-    state = before
-    for event, after in zip(events, states, strict=True):
-        state = evolve(state, event)
-        assert after == state
-    assert execute(before, command) == (events, state)
-    return state
+    for seed in range(10):
+        play_random_game(random.Random(seed), Options(), 300, observe=agree)
+    assert checked > 500

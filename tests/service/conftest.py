@@ -19,6 +19,10 @@ from redis.asyncio import Redis
 from service_harness import ServerThread, WsClient
 
 from olympus.server import Settings
+from olympus.server.clocks import Clocks
+from olympus.server.legal_queue import LegalQueue
+from olympus.server.metrics import ServiceMetrics
+from olympus.server.registry import RoomRegistry
 from olympus.store import EmbeddedRedis, EventStore
 
 UNLIMITED_RATE = 1e9  # frames per second: no test client comes near it
@@ -76,3 +80,13 @@ async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterato
     yield store
     await store.aclose()
     await client.aclose()
+
+
+@pytest.fixture
+async def clocks(store: EventStore, settings: Settings) -> AsyncIterator[Clocks]:
+    """The service's clocks on the test's store, with a registry of their own (no server)."""
+    metrics = ServiceMetrics()
+    registry = RoomRegistry(store, settings, metrics, LegalQueue())
+    clocks = Clocks(store.redis, registry, settings, metrics)
+    yield clocks
+    await clocks.stop()

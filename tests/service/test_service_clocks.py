@@ -12,11 +12,7 @@ from redis.crc import key_slot
 from service_harness import Game, Oracle, ServerThread, create_game, seat, setup_command
 
 from olympus.rules import Faction, Phase
-from olympus.server import Settings
 from olympus.server.clocks import DEADLINE_BUCKETS, Clocks
-from olympus.server.legal_queue import LegalQueue
-from olympus.server.metrics import ServiceMetrics
-from olympus.server.registry import RoomRegistry
 from olympus.store import EventStore
 
 
@@ -139,10 +135,7 @@ async def test_a_deadline_in_the_index_of_an_older_version_still_fires(
     assert await store.redis.zscore(legacy, game.room) is None
 
 
-def test_the_deadline_index_spreads_over_hash_slots(store: EventStore, settings: Settings) -> None:
-    metrics, legal_queue = ServiceMetrics(), LegalQueue()
-    registry = RoomRegistry(store, settings, metrics, legal_queue)
-    clocks = Clocks(store.redis, registry, settings, metrics)
+def test_the_deadline_index_spreads_over_hash_slots(clocks: Clocks) -> None:
     keys = {clocks.index_key(f"room-{n}") for n in range(1000)}
     assert len(keys) == DEADLINE_BUCKETS
     assert len({key_slot(k.encode()) for k in keys}) == DEADLINE_BUCKETS

@@ -15,6 +15,7 @@ from olympus.rules import (
     GameState,
     Options,
     create,
+    encode,
     execute,
     legal_actions,
     replay,
@@ -27,7 +28,6 @@ from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
-from olympus.server.registry import RoomRegistry
 from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.services import Services
 from olympus.store import EventStore
@@ -273,7 +273,7 @@ def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.Monke
 
 
 async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone(
-    store: EventStore, settings: Settings
+    store: EventStore, settings: Settings, clocks: Clocks
 ) -> None:
     """R12: a runtime evicted while a submit on it was under way may still be rebuilt (and
     re-armed) when that submit learns the log changed; the room's newer runtime keeps its
@@ -282,10 +282,8 @@ async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone(
     state = replay(create(options, token_seed=1))
     for command in bots.setup_commands(random.Random(1), options):
         _, state = execute(state, command.model_copy(update={"at_ms": now_ms()}))
-    metrics, legal_queue = ServiceMetrics(), LegalQueue()
-    registry = RoomRegistry(store, settings, metrics, legal_queue)
-    clocks = Clocks(store.redis, registry, settings, metrics)
-    old, new = (RoomRuntime("r", 1, store, settings, metrics, legal_queue) for _ in range(2))
+    metrics = clocks.metrics
+    old, new = (RoomRuntime("r", 1, store, settings, metrics, LegalQueue()) for _ in range(2))
     old.state = new.state = state
     clocks.arm(old)
     [(_, old_timer)] = clocks._timers.values()
@@ -299,3 +297,38 @@ async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone(
     assert held is new and clocks._timers["r"] == (new, timer) and not timer.cancelled()
     await clocks.stop()
     assert timer.cancelled()
+
+
+async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
+    store: EventStore, settings: Settings
+) -> None:
+    """Hints that come while a submit is under way are looked at when it ends
+    (``RoomRuntime._after_submits``), not by a catch-up task of their own: one from another
+    process, announcing events we do not have, must still be read then."""
+    room_id, rng, options = "hinted", random.Random(5), Options()
+    epoch = await store.create_room(room_id, b"")
+    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=5)], chain="")
+
+    async def runtime() -> RoomRuntime:
+        loaded = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics(), LegalQueue())
+        loaded.load(await store.read(room_id, 0))
+        return loaded
+
+    ours = await runtime()
+    for command in bots.setup_commands(rng, options):
+        await ours.submit(command, f"setup:{command.side.value}")
+    theirs = await runtime()  # another process's copy of the room
+
+    async def theirs_move_meanwhile(room: RoomRuntime, over: bool) -> None:
+        action = bots.choose(rng, room.state)
+        assert action is not None
+        await theirs.submit(action.command, "theirs")
+        room.request_catch_up(theirs.version)  # their hint, while our submit is under way
+
+    ours.append_listeners.append(theirs_move_meanwhile)
+    action = bots.choose(rng, ours.state)
+    assert action is not None
+    await ours.submit(action.command, "ours")
+    assert ours._catch_up is not None and ours.version < theirs.version
+    await ours._catch_up
+    assert (ours.version, ours.chain) == (theirs.version, theirs.chain)

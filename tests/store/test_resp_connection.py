@@ -32,8 +32,8 @@ def test_packs_commands_as_redis_py_does() -> None:
     assert pack_commands(COMMANDS) == b"".join(Connection().pack_commands(COMMANDS))
 
 
-@pytest.mark.parametrize("arg", [True, 1.5, None])
-def test_refuses_what_redis_py_would_not_send(arg: object) -> None:
+@pytest.mark.parametrize("arg", [True, None, object()])
+def test_refuses_what_is_not_an_argument(arg: object) -> None:
     with pytest.raises(TypeError):
         pack_commands([("SET", "k", arg)])  # type: ignore[list-item]
 
@@ -138,12 +138,10 @@ async def test_a_killed_connection_fails_its_batch_and_the_next_connects_again(
             if retry:
                 await client.rpush(key, "after the kill")
                 assert await waiting == [[key.encode(), b"after the kill"]]
-                [again] = await connection.call([("CLIENT", "ID")])
-                assert again != ours
             else:
                 with pytest.raises(redis.ConnectionError):
                     await waiting
-                assert await connection.call([("PING",)]) == [b"PONG"]
+            assert await connection.call([("PING",)]) == [b"PONG"]
     finally:
         await once.aclose()
         await retried.aclose()
@@ -163,7 +161,7 @@ async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
         with pytest.raises(redis.TimeoutError):
             await connection.call([("BLPOP", f"empty-{uuid.uuid4().hex}", 2)], retry=False)
         [after] = await connection.call([("CLIENT", "ID")])
-        assert after != before
+        assert isinstance(after, int) and after != before  # not the late BLPOP's nil
     finally:
         await connection.aclose()
         await slow.aclose()

@@ -17,7 +17,7 @@ class Decision:
     __slots__ = ("events", "state", "states")
 
     def __init__(self, state: GameState) -> None:
-        self.state = state
+        self.state = state  # the last of ``states`` (or the start): read by every rule
         self.events: list[ev.Event] = []
         self.states: list[GameState] = []  # the state after each event
 

@@ -26,7 +26,7 @@ from . import protocol, tokens
 from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
 from .registry import RoomNotReady
-from .room import CommandRejected, RoomRuntime
+from .room import CommandRejected, RoomRuntime, Submitted
 from .ws_protocol import FrameSender
 
 if TYPE_CHECKING:
@@ -270,12 +270,18 @@ class Connection:
         except ProtocolError as refused:
             refused.command_id = command_id
             raise
-        seat = self.audience
+        seat, room = self.audience, self.room
         command = command.model_copy(update={"side": seat})
         metrics = self.services.metrics
+
+        async def acknowledge(result: Submitted) -> None:  # before the ``legal`` it makes due
+            metrics.commands.inc("duplicate" if result.duplicate else "ok")
+            seq = await room.seq_at(seat, result.version)
+            self.push(self.codec.encode(protocol.ack(command_id, seq)))
+
         try:
-            result = await self.room.submit(
-                command, f"{seat.value}:{command_id}", protocol.digest(command)
+            await room.submit(
+                command, f"{seat.value}:{command_id}", protocol.digest(command), acknowledge
             )
         except CommandRejected as rejected:
             metrics.commands.inc(rejected.code)
@@ -285,10 +291,6 @@ class Connection:
             log.exception("command failed", extra={**self._fields(), "command_id": command_id})
             sentence = "The server could not take the command; send it again."
             raise ProtocolError("unavailable", sentence, command_id=command_id) from None
-        metrics.commands.inc("duplicate" if result.duplicate else "ok")
-        seq = await self.room.seq_at(seat, result.version)
-        self.push(self.codec.encode(protocol.ack(command_id, seq)))
-        self.room.push_waiting()  # (after the ack: ``legal`` never comes before it)
 
 
 async def websocket_endpoint(ws: WebSocket) -> None:

@@ -207,20 +207,19 @@ class Lobby:
         if await self.store.room_status(claim.room) != "finished":
             raise LobbyError(409, "not_finished", "A rematch is offered once the game is over.")
         key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
-        room = secrets.token_urlsafe(9)
-        if await self.redis.hsetnx(key, "rematch", room):
+        fresh = secrets.token_urlsafe(9)
+        room: str | None = fresh
+        if await self.redis.hsetnx(key, "rematch", fresh):
             names = _names(await self.redis.hgetall(key))
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
-            await self._open(request, seats, "live", room, challenge=False, rematch_of=claim.room)
+            await self._open(request, seats, "live", fresh, challenge=False, rematch_of=claim.room)
         else:
-            held = await self.redis.hget(key, "rematch")
-            if held is None:  # the finished room's seats were dropped meanwhile
-                raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
-            room = text(held)
-        if not await self.store.room_exists(room):
+            held = await self.redis.hget(key, "rematch")  # None: the seats were dropped since
+            room = None if held is None else text(held)
+        if room is None or not await self.store.room_exists(room):
             raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
         return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)
 

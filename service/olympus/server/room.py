@@ -130,6 +130,7 @@ class Submitted:
 # Called after each applied batch (sync, cheap: timers), after an own append (async: indexes),
 # and after a rebuild, whose state is an older one than the cache had (async: both).
 BatchListener = Callable[["RoomRuntime"], None]
+Acknowledge = Callable[[Submitted], Awaitable[None]]  # ``submit``'s caller, before the frames
 AppendListener = Callable[["RoomRuntime", bool], Awaitable[None]]
 RebuildListener = Callable[["RoomRuntime"], Awaitable[None]]
 
@@ -255,7 +256,7 @@ class RoomRuntime:
                 self._schedule_legal()
 
     def _fold(self, numbered: list[NewEvent]) -> bool:
-        """Fold new events (version, event, its encoding) into the state and every feed.
+        """Fold new events into the state and every feed.
 
         False if nothing was new.
         """
@@ -281,7 +282,8 @@ class RoomRuntime:
     def _apply(self, numbered: list[NewEvent], since: float, own: bool = False) -> None:
         """Fold a batch, push it to the local sockets, tell the listeners.
 
-        ``own``: our own append's batch; ``submit`` schedules its ``legal`` frames on return.
+        ``own``: our own append's batch; ``submit`` sends or schedules its ``legal`` frames once
+        its caller has acknowledged it.
         """
         was_over = self.over
         if not self._fold(numbered):
@@ -375,9 +377,9 @@ class RoomRuntime:
     def push_waiting(self) -> None:
         """Send at once the ``legal`` owed to seats with nothing to do (``lists_nothing``): a
         frame that lists nothing costs next to nothing, so it need not wait in the queue, and it
-        leaves in the same write as the events before it (and, called by the socket that sent
-        the command once its ``ack`` is queued, as the ``ack``). The seats with options stay owed
-        theirs (``push_due``)."""
+        leaves in the same write as the events before it (and, after a seat's command, as its
+        ``ack``: ``submit`` calls it once its caller has acknowledged). Called for every batch
+        folded, ours or read. The seats with options stay owed theirs (``push_due``)."""
         for sub in list(self._legal_due):
             seat = sub.audience
             if seat is not None and lists_nothing(self.state, seat):
@@ -541,8 +543,7 @@ class RoomRuntime:
             since = self._hint_at
             try:
                 async with self.lock:
-                    # The hint of our own append often arrives before the append's reply: by
-                    # the time we hold the lock, it is folded and there is nothing to read.
+                    # Folded meanwhile (by a submit, or an earlier read): nothing to read.
                     if self._resubscribed:  # maybe after a Redis restart, which may also
                         self._resubscribed = False  # have lost acknowledged writes
                         try:
@@ -626,7 +627,11 @@ class RoomRuntime:
     # -- deciding and appending -------------------------------------------------------------
 
     async def submit(
-        self, command: Command, command_id: str, digest: str | None = None
+        self,
+        command: Command,
+        command_id: str,
+        digest: str | None = None,
+        acknowledge: Acknowledge | None = None,
     ) -> Submitted:
         """Decide ``command`` (its ``side`` already set) and append its events exactly once.
 
@@ -637,15 +642,21 @@ class RoomRuntime:
         Setup draw) carry none, because processes racing to issue one draw their own seeds.
         Raises ``CommandRejected``: nothing was appended.
 
-        The ``legal`` frames its events make due are computed after the caller has taken the
-        result (its ``ack`` queued, its metrics counted), at the next turn of the event loop.
+        ``acknowledge``: what the caller does with the result before anything else goes out
+        (a socket queues its ``ack``). Then the seats with nothing to do get their ``legal`` at
+        once (``push_waiting``), after the ``ack``; the others' are computed by the queue, at a
+        later turn of the event loop.
         """
         self._submitting += 1
         try:
-            return await self._submit(command, command_id, digest)
+            result = await self._submit(command, command_id, digest)
+            if acknowledge is not None:
+                await acknowledge(result)
+            return result
         finally:
             self._submitting -= 1
             self._after_submits()
+            self.push_waiting()
             self._schedule_legal()
 
     async def _submit(self, command: Command, command_id: str, digest: str | None) -> Submitted:
@@ -712,10 +723,9 @@ class RoomRuntime:
             await self._read_tail(time.perf_counter())
             return Submitted(appended.version, duplicate=True)
         first = appended.first_version
-        chains: list[str | None] = [*appended.chains] or [None] * len(events)
-        numbered = [
+        numbered = [  # our chain was given: the append hashed each event's
             NewEvent(first + i, *new)
-            for i, new in enumerate(zip(events, encoded, states, chains, strict=True))
+            for i, new in enumerate(zip(events, encoded, states, appended.chains, strict=True))
         ]
         self._apply(numbered, time.perf_counter(), own=True)
         return Submitted(appended.version, duplicate=False)
