@@ -1,4 +1,5 @@
-"""The appends' own connection (store/resp_connection.py) against real Redis servers.
+"""The appends' own connection and the hints' (store/resp_connection.py) against real Redis
+servers.
 
 It must say to Redis what redis-py says (the same bytes), give each reply or error in its
 place, as redis-py's exceptions, with the settings of the client it was made from (socket or
@@ -19,7 +20,12 @@ from redis.asyncio.connection import Connection
 
 from olympus.store import EmbeddedRedis
 from olympus.store.local_cluster import LocalCluster
-from olympus.store.resp_connection import Command, RespConnection, pack_commands
+from olympus.store.resp_connection import (
+    Command,
+    PubSubConnection,
+    RespConnection,
+    pack_commands,
+)
 
 COMMANDS: list[Command] = [
     ("SET", "k", b"\x00\xffbytes"),
@@ -165,3 +171,50 @@ async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
     finally:
         await connection.aclose()
         await slow.aclose()
+
+
+async def test_pubsub_hands_over_messages_and_confirmations_in_order(client: Redis) -> None:
+    """Each message and (un)subscription confirmation as Redis sends it, in order, from the
+    protocol itself; nothing after an unsubscription."""
+    pushed: asyncio.Queue[list[object]] = asyncio.Queue()
+    pubsub = PubSubConnection(client, pushed.put_nowait)
+    first, second = (f"hint-{uuid.uuid4().hex}".encode() for _ in range(2))
+    try:
+        await pubsub.connect([first])
+        assert await pushed.get() == [b"subscribe", first, 1]
+        pubsub.subscribe(second)
+        assert await pushed.get() == [b"subscribe", second, 2]
+        await client.publish(first, "1")
+        await client.publish(second, "2")
+        assert [await pushed.get(), await pushed.get()] == [
+            [b"message", first, b"1"],
+            [b"message", second, b"2"],
+        ]
+        pubsub.unsubscribe(first)
+        assert await pushed.get() == [b"unsubscribe", first, 1]
+        assert await client.publish(first, "unheard") == 0
+        await client.publish(second, "3")
+        assert await pushed.get() == [b"message", second, b"3"]
+    finally:
+        pubsub.close()
+
+
+async def test_pubsub_tells_its_loss_and_takes_no_subscription_after(client: Redis) -> None:
+    """Killed by the server: ``lost`` says so (its owner reconnects and reads what it missed),
+    and a subscription is refused rather than written nowhere; ``connect`` makes a new one."""
+    pushed: asyncio.Queue[list[object]] = asyncio.Queue()
+    pubsub = PubSubConnection(client, pushed.put_nowait)
+    channel = f"hint-{uuid.uuid4().hex}".encode()
+    try:
+        await pubsub.connect([channel])
+        assert await pushed.get() == [b"subscribe", channel, 1]
+        assert await client.client_kill_filter(_type="pubsub") >= 1
+        assert isinstance(await pubsub.lost(), redis.ConnectionError)
+        with pytest.raises(redis.ConnectionError):
+            pubsub.subscribe(channel)
+        await pubsub.connect([channel])
+        assert await pushed.get() == [b"subscribe", channel, 1]
+        await client.publish(channel, "7")
+        assert await pushed.get() == [b"message", channel, b"7"]
+    finally:
+        pubsub.close()

@@ -13,10 +13,12 @@ subscribed on their slots' masters instead (sharded_hints.py), with the same rul
 A control channel carries rare broadcasts between processes (token revocations): classic
 pub/sub on the one connection, which a cluster delivers to the subscribers of every node.
 
-redis-py caveats handled here: the reader blocks in ``get_message(timeout=None)``, which
-redis-py runs without the socket timeout; subscriptions are sent from other tasks (writes
-only, never reads); after any connection error the pub/sub object is closed and every
-subscription is sent again on a fresh connection, instead of trusting an implicit reconnect.
+The classic connection is our own (store/resp_connection.py: ``PubSubConnection``): every
+append's hint comes back to the process that appended it, so each command costs one message
+read here; it is parsed in C and handed to ``_dispatch`` from the protocol's ``data_received``,
+without a reader task or redis-py's Python. (Un)subscriptions are written at once. A lost
+connection is noticed by ``_run``, which connects again (to the next node of a cluster) and
+subscribes to every channel again, instead of trusting an implicit reconnect.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError
 
 from olympus.store import EventStore
+from olympus.store.resp_connection import PubSubConnection
 
 from .background import cancel
 from .metrics import ServiceMetrics
@@ -62,16 +66,15 @@ class Fanout:
         # Where the pub/sub connection may go, tried in turn after a loss (redis_clients.py).
         self._pubsub_clients = pubsub_clients
         self._pubsub_at = 0
-        self.pubsub = pubsub_clients[0].pubsub()
+        self.pubsub = PubSubConnection(pubsub_clients[0], self._pushed)
         self.control_channel = f"{prefix}:ctl".encode()
         self.control_handlers: list[ControlHandler] = []
         self.channels: dict[bytes, str] = {}  # hint channel -> room id
         self.shards: ShardedHints | None = None  # the hints' subscriptions on a cluster
         if store.sharded:
             assert isinstance(redis, RedisCluster)
-            self.shards = ShardedHints(redis, connect, self.channels, self._dispatch, metrics)
+            self.shards = ShardedHints(redis, connect, self.channels, self._message, metrics)
         self._subscribed = False  # the classic connection
-        self._lock = asyncio.Lock()  # one subscription change at a time
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -95,7 +98,7 @@ class Fanout:
         await cancel(self._task)
         if self.shards is not None:
             await self.shards.stop()
-        await self.pubsub.aclose()
+        self.pubsub.close()
 
     # -- subscriptions (registry hooks) -----------------------------------------------------
 
@@ -105,7 +108,7 @@ class Fanout:
         if self.shards is not None:
             await self.shards.subscribe(channel)
         else:
-            await self._change("subscribe", channel)
+            self._change(self.pubsub.subscribe, channel)
 
     async def unwatch(self, runtime: RoomRuntime) -> None:
         channel = self.store.hint_channel(runtime.room_id).encode()
@@ -114,16 +117,15 @@ class Fanout:
         if self.shards is not None:
             await self.shards.unsubscribe(channel)
         else:
-            await self._change("unsubscribe", channel)
+            self._change(self.pubsub.unsubscribe, channel)
 
-    async def _change(self, verb: str, channel: bytes) -> None:
+    def _change(self, change: Callable[[bytes], None], channel: bytes) -> None:
         if not self._subscribed:
             return  # the reader subscribes to everything in ``channels`` when it reconnects
         try:
-            async with self._lock:
-                await getattr(self.pubsub, verb)(channel)
-        except (RedisError, OSError) as error:
-            log.warning("pub/sub %s failed", verb, extra={"error": repr(error)})
+            change(channel)
+        except (RedisError, OSError) as error:  # lost: ``_run`` subscribes to all again
+            log.warning("pub/sub change failed", extra={"error": repr(error)})
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         """Send a control message to every process (this one included)."""
@@ -134,14 +136,16 @@ class Fanout:
     def _next_node(self) -> None:
         """After a loss: resubscribe through the next client (another node of a cluster; the
         one Redis again otherwise)."""
+        self.pubsub.close()
         self._pubsub_at = (self._pubsub_at + 1) % len(self._pubsub_clients)
+        self.pubsub = PubSubConnection(self._pubsub_clients[self._pubsub_at], self._pushed)
 
     async def _resubscribe(self) -> None:
-        async with self._lock:
-            await self.pubsub.aclose()  # drop the old connection and its subscriptions
-            self.pubsub = self._pubsub_clients[self._pubsub_at].pubsub()
-            await self.pubsub.subscribe(*self._classic_channels)
-            self._subscribed = True
+        """A fresh connection (the old one and its subscriptions dropped), subscribed to every
+        channel: their confirmations make the rooms read what a gap may have hidden."""
+        self._subscribed = False
+        await self.pubsub.connect(self._classic_channels)
+        self._subscribed = True
 
     async def _run(self) -> None:
         backoff = 0.05
@@ -149,10 +153,9 @@ class Fanout:
             try:
                 if not self._subscribed:
                     await self._resubscribe()
-                message = await self.pubsub.get_message(timeout=None)
-                backoff = 0.05
-                if message is not None:
-                    self._dispatch(message)
+                    backoff = 0.05
+                error = await self.pubsub.lost()
+                raise error or RedisConnectionError("The pub/sub connection was closed.")
             except asyncio.CancelledError:
                 raise
             except (RedisError, OSError) as error:
@@ -162,22 +165,30 @@ class Fanout:
                 log.warning("pub/sub connection lost", extra={"error": repr(error)})
                 await asyncio.sleep(backoff)
                 backoff = min(backoff * 2, 2.0)
-            except Exception:  # a bug in a handler must not stop the fan-out
-                log.exception("pub/sub dispatch failed")
 
-    def _dispatch(self, message: dict[str, Any]) -> None:
-        kind, channel = message["type"], message["channel"]
+    def _pushed(self, reply: Any) -> None:
+        """A message or a confirmation on the classic connection: ``[kind, channel, data]``."""
+        try:
+            kind, channel, data = reply
+            self._dispatch(kind.decode(), channel, data)
+        except Exception:  # a bug in a handler must not stop the fan-out
+            log.exception("pub/sub dispatch failed")
+
+    def _message(self, message: dict[str, Any]) -> None:
+        """A message as redis-py's pub/sub gives it (the sharded hints, sharded_hints.py)."""
+        self._dispatch(message["type"], message["channel"], message["data"])
+
+    def _dispatch(self, kind: str, channel: bytes, data: Any) -> None:
         if channel == self.control_channel:
             if kind == "message":
-                data = json.loads(message["data"])
+                message = json.loads(data)
                 for handler in self.control_handlers:
-                    handler(data)
+                    handler(message)
             return
         room_id = self.channels.get(channel)
         if room_id is None or kind not in ("message", "subscribe", "smessage", "ssubscribe"):
             return
         runtime = self.registry.rooms.get(room_id)
         if runtime is not None:
-            data = message["data"]
             hinted = int(data) if kind.endswith("message") and data.isdigit() else None
             runtime.request_catch_up(hinted)

@@ -1,14 +1,17 @@
-"""One connection to one Redis for the appends' batches: commands written as RESP at once,
-replies read by hiredis on an asyncio protocol.
+"""Connections to one Redis that speak RESP themselves: commands written at once, replies read
+by hiredis on an asyncio protocol.
 
 The appends are the service's hottest Redis traffic: a few per command, batched per turn of the
 event loop (batching.py). Through redis-py's pipeline each costs tens of µs of Python: the
 pipeline object, each argument encoded in a loop, the pool, the retry wrapper and asyncio's
 streams (docs/performance.md). Here a batch is one ``transport.write`` of its packed commands
 and one future, and the replies are parsed in C (``hiredis.Reader``) as they arrive, in order,
-for every batch in flight on the connection.
+for every batch in flight on the connection (``RespConnection``). The pub/sub hints that follow
+every append come back the same way: each message parsed in C and handed to its handler from
+the protocol's ``data_received``, with no reader task, no message dict and no redis-py
+(``PubSubConnection``, fanout.py).
 
-It talks to the Redis of a redis-py client, with that client's settings (its pool's: TCP host
+Both talk to the Redis of a redis-py client, with that client's settings (its pool's: TCP host
 and port or unix socket, username and password, database, timeouts, retry policy), so that the
 service has one configuration. Error replies become redis-py's exceptions (its own mapping:
 ``NoScriptError``, ``BusyLoadingError``…), each in its reply's place. A lost connection fails
@@ -17,14 +20,15 @@ sent again on a fresh connection by the client's retry policy (lost connection, 
 loading), as redis-py would, unless its caller asks for no retry (batching.py: a WAIT must be
 on the connection that wrote).
 
-Only for one Redis: a cluster's calls go through redis-py's cluster client (cluster_calls.py).
+Only for one Redis: a cluster's calls go through redis-py's cluster client (cluster_calls.py),
+its sharded hints through redis-py's pub/sub (sharded_hints.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import hiredis
@@ -37,6 +41,8 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Arg = bytes | str | int
 Command = Sequence[Arg]
+# A reply that answers no command (a pub/sub message, a subscription's confirmation).
+Pushed = Callable[[Any], None]
 
 
 def pack_commands(commands: Sequence[Command]) -> bytes:
@@ -67,7 +73,7 @@ class _Protocol(asyncio.Protocol):
     ``get_running_loop`` (a ``getpid`` syscall on Python 3.11) per batch.
     """
 
-    def __init__(self, timeout: float | None) -> None:
+    def __init__(self, timeout: float | None, pushed: Pushed | None = None) -> None:
         self.reader = hiredis.Reader(
             protocolError=InvalidResponse, replyError=BaseParser.parse_error
         )
@@ -76,17 +82,24 @@ class _Protocol(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
         self.lost = False
+        self.pushed = pushed  # where replies go that no batch waits for (None: an error)
+        self.closed: asyncio.Future[Exception | None] | None = None  # done when lost
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # (uvloop's are not subclasses)
         self.loop = asyncio.get_running_loop()
+        self.closed = self.loop.create_future()
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
         while (reply := self.reader.gets()) is not False:
-            if not self.waiting:  # a reply nobody asked for: the stream is not ours to trust
-                self.close(InvalidResponse("an unexpected reply from Redis"))
-                return
+            if not self.waiting:
+                if self.pushed is None or isinstance(reply, Exception):
+                    # a reply nobody asked for: the stream is not ours to trust
+                    self.close(InvalidResponse(f"an unexpected reply from Redis: {reply!r}"))
+                    return
+                self.pushed(reply)
+                continue
             head = self.waiting[0]
             head.replies.append(reply)
             if len(head.replies) == head.count:
@@ -99,6 +112,8 @@ class _Protocol(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         error = RedisConnectionError(f"Connection to Redis lost: {exc!r}")
+        if self.closed is not None and not self.closed.done():
+            self.closed.set_result(error)
         while self.waiting:
             waiting = self.waiting.popleft()
             if waiting.timer is not None:
@@ -115,6 +130,11 @@ class _Protocol(asyncio.Protocol):
         self.transport.write(pack_commands(commands))
         return waiting.future
 
+    def write(self, commands: Sequence[Command]) -> None:
+        """Write ``commands`` without waiting for replies: their replies are pushed."""
+        assert self.transport is not None
+        self.transport.write(pack_commands(commands))
+
     def _timed_out(self, waiting: _Waiting) -> None:
         if not waiting.future.done():
             waiting.future.set_exception(RedisTimeoutError("Timeout reading from Redis"))
@@ -126,23 +146,66 @@ class _Protocol(asyncio.Protocol):
             self.connection_lost(error)
 
 
+class _Endpoint:
+    """Where and how to connect: the settings as redis-py resolves them for a connection of
+    ``client``'s pool (its defaults included: the retry policy, the connect timeout), read off
+    one never opened."""
+
+    def __init__(self, client: Redis) -> None:
+        pool = client.connection_pool
+        like = pool.connection_class(**pool.connection_kwargs)
+        self.path: str | None = getattr(like, "path", None)
+        self.host: str = getattr(like, "host", "localhost")
+        self.port: int = getattr(like, "port", 6379)
+        self.username: str | None = like.username
+        self.password: str | None = like.password
+        self.db: int = int(like.db)
+        self.timeout: float | None = like.socket_timeout
+        self.connect_timeout: float | None = like.socket_connect_timeout
+        self.retry: Retry = like.retry
+
+    async def open(self, pushed: Pushed | None = None) -> _Protocol:
+        """A connection, authenticated, on the client's database; replies that answer no
+        command go to ``pushed``."""
+        loop = asyncio.get_running_loop()
+
+        def made() -> _Protocol:
+            return _Protocol(self.timeout, pushed)
+
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                if self.path is not None:
+                    _, protocol = await loop.create_unix_connection(made, self.path)
+                else:
+                    _, protocol = await loop.create_connection(made, self.host, self.port)
+                try:
+                    await self._hello(protocol)
+                except BaseException:  # a refused password, a timeout: not a connection to keep
+                    protocol.close()
+                    raise
+        except (OSError, TimeoutError) as error:
+            raise RedisConnectionError(f"Error connecting to Redis: {error!r}") from error
+        return protocol
+
+    async def _hello(self, protocol: _Protocol) -> None:
+        """Authenticate and choose the database, as the client's connections do."""
+        hello: list[Command] = []
+        if self.password is not None:
+            hello.append(("AUTH", *filter(None, (self.username,)), self.password))
+        if self.db:
+            hello.append(("SELECT", self.db))
+        if hello:
+            for reply in await protocol.send(hello):
+                if isinstance(reply, RedisError):
+                    raise reply
+
+
 class RespConnection:
     """Batches of commands to the Redis of ``client`` on a connection of their own."""
 
     def __init__(self, client: Redis) -> None:
-        # The settings as redis-py resolves them for a connection of the client's pool (its
-        # defaults included: the retry policy, the connect timeout), read off one never opened.
-        pool = client.connection_pool
-        like = pool.connection_class(**pool.connection_kwargs)
-        self._path: str | None = getattr(like, "path", None)
-        self._host: str = getattr(like, "host", "localhost")
-        self._port: int = getattr(like, "port", 6379)
-        self._username: str | None = like.username
-        self._password: str | None = like.password
-        self._db: int = int(like.db)
-        self._timeout: float | None = like.socket_timeout
-        self._connect_timeout: float | None = like.socket_connect_timeout
-        self._retry: Retry = like.retry
+        self._endpoint = _Endpoint(client)
+        self._retry: Retry = self._endpoint.retry
         self._protocol: _Protocol | None = None
         self._connecting = asyncio.Lock()  # one connect at a time
 
@@ -179,38 +242,48 @@ class RespConnection:
             return self._protocol
         async with self._connecting:
             if self._protocol is None or self._protocol.lost:
-                self._protocol = await self._connect()
+                self._protocol = await self._endpoint.open()
         return self._protocol
 
-    async def _connect(self) -> _Protocol:
-        loop = asyncio.get_running_loop()
 
-        def made() -> _Protocol:
-            return _Protocol(self._timeout)
+class PubSubConnection:
+    """One classic pub/sub connection to the Redis of ``client``: (un)subscriptions written at
+    once, and every message and confirmation handed to ``pushed`` as Redis sends it, a list
+    ``[kind, channel, data]`` of bytes (``data`` a count for a confirmation).
 
-        try:
-            async with asyncio.timeout(self._connect_timeout):
-                if self._path is not None:
-                    _, protocol = await loop.create_unix_connection(made, self._path)
-                else:
-                    _, protocol = await loop.create_connection(made, self._host, self._port)
-                try:
-                    await self._hello(protocol)
-                except BaseException:  # a refused password, a timeout: not a connection to keep
-                    protocol.close()
-                    raise
-        except (OSError, TimeoutError) as error:
-            raise RedisConnectionError(f"Error connecting to Redis: {error!r}") from error
-        return protocol
+    No reconnecting: pub/sub drops what is published while a connection is down, so its owner
+    must notice the loss (``lost``), connect again and read what it missed (fanout.py)."""
 
-    async def _hello(self, protocol: _Protocol) -> None:
-        """Authenticate and choose the database, as the client's connections do."""
-        hello: list[Command] = []
-        if self._password is not None:
-            hello.append(("AUTH", *filter(None, (self._username,)), self._password))
-        if self._db:
-            hello.append(("SELECT", self._db))
-        if hello:
-            for reply in await protocol.send(hello):
-                if isinstance(reply, RedisError):
-                    raise reply
+    def __init__(self, client: Redis, pushed: Pushed) -> None:
+        self._endpoint = _Endpoint(client)
+        self._pushed = pushed
+        self._protocol: _Protocol | None = None
+
+    async def connect(self, channels: Sequence[bytes]) -> None:
+        """A fresh connection (the last one closed) subscribed to ``channels``."""
+        self.close()
+        self._protocol = await self._endpoint.open(self._pushed)
+        if channels:
+            self._protocol.write([("SUBSCRIBE", *channels)])
+
+    def subscribe(self, channel: bytes) -> None:
+        self._write("SUBSCRIBE", channel)
+
+    def unsubscribe(self, channel: bytes) -> None:
+        self._write("UNSUBSCRIBE", channel)
+
+    async def lost(self) -> Exception | None:
+        """Waits until the connection is lost (or closed); why."""
+        if self._protocol is None or self._protocol.closed is None:
+            return None
+        return await asyncio.shield(self._protocol.closed)
+
+    def close(self) -> None:
+        if self._protocol is not None:
+            self._protocol.close()
+            self._protocol = None
+
+    def _write(self, verb: str, channel: bytes) -> None:
+        if self._protocol is None or self._protocol.lost:
+            raise RedisConnectionError("The pub/sub connection is down.")
+        self._protocol.write([(verb, channel)])
