@@ -263,15 +263,14 @@ class Connection:
             echo = message.get("id") if isinstance(message.get("id"), str) else None
             raise ProtocolError("hello_first", "Say hello first.", command_id=echo)
         command_id = protocol.command_id(message)
+        seat, room = self.audience, self.room
         try:
-            if self.audience is None:
+            if seat is None:
                 raise ProtocolError("spectator", "Spectators cannot send commands.")
-            command = protocol.parse_client_command(message)
+            command = protocol.parse_client_command(message, seat)
         except ProtocolError as refused:
             refused.command_id = command_id
             raise
-        seat, room = self.audience, self.room
-        command = command.model_copy(update={"side": seat})
         metrics = self.services.metrics
 
         async def acknowledge(result: Submitted) -> None:  # before the ``legal`` it makes due

@@ -18,7 +18,7 @@ from typing import Any, cast
 import msgpack
 from pydantic import ValidationError
 
-from olympus.rules import Command, LegalAction, SetupRules, parse_command
+from olympus.rules import Command, Faction, LegalAction, SetupRules, parse_command
 from olympus.rules.commands import SERVICE_FIELDS
 from olympus.store import command_digest
 
@@ -281,8 +281,9 @@ def digest(command: Command) -> str:
     return command_digest(command.model_dump_json(exclude=set(SERVICE_FIELDS)).encode())
 
 
-def parse_client_command(message: Message) -> Command:
-    """A seat's command, refusing what only the service may say (side, clock, system)."""
+def parse_client_command(message: Message, side: Faction) -> Command:
+    """A seat's command, refusing what only the service may say (side, clock, system), made
+    for the seat's ``side`` (validated with it: not copied after, which cost as much again)."""
     body = message.get("command")
     if not isinstance(body, dict):
         raise ProtocolError("bad_command", "'command' must be a map with a 'type'.")
@@ -292,7 +293,7 @@ def parse_client_command(message: Message) -> Command:
     if body.get("type") in SYSTEM_COMMANDS:
         raise ProtocolError("system_command", "Only the service issues this command.")
     try:
-        return parse_command(body)
+        return parse_command({**body, "side": side})
     except ValidationError as invalid:
         first = invalid.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "command"
