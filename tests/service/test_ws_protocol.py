@@ -1,14 +1,20 @@
-"""Frames written straight to the transport (server/ws_protocol.py), on a real uvicorn.
+"""Frames written straight to the transport and read straight from it (server/ws_protocol.py),
+on a real uvicorn.
 
 What a client receives must be what it would have received through ASGI: the same payloads, in
 the same order, text or binary, at every length where a frame's header changes its form
 (RFC 6455 §5.2: 7-bit, 16-bit, 64-bit lengths). Once the websocket closes, the short way out
 declines, and ``FrameSender`` goes through ASGI, as it does on a server without it.
+
+What the application receives must be what websockets would have given it, however the bytes
+are cut into reads, with control frames and frames the short way in leaves to websockets
+between them; and a frame websockets refuses is refused as before.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any
 
 import pytest
@@ -16,6 +22,7 @@ from service_harness import UvicornThread
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
@@ -63,5 +70,130 @@ async def test_frames_arrive_as_sent(ws: str) -> None:
             assert said == [True] * len(PAYLOADS) + [False]
         else:
             assert said == [None]
+    finally:
+        await server.aclose()
+
+
+@pytest.fixture
+def read_directly(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """For each message given to an application, whether ``WriteFrameProtocol`` read its frame
+    itself (True) or websockets did. (uvicorn's method is watched: a class compiled by mypyc
+    cannot be subclassed by an interpreted one.)"""
+    noted: list[bool] = []
+    give = WebSocketsSansIOProtocol.send_receive_event_to_app
+
+    def watched(protocol: WebSocketsSansIOProtocol) -> None:
+        noted.append(getattr(protocol, "_direct", False))
+        give(protocol)
+
+    monkeypatch.setattr(WebSocketsSansIOProtocol, "send_receive_event_to_app", watched)
+    return noted
+
+
+def frame(first: int, payload: bytes, *, masked: bool = True) -> bytes:
+    """A client's frame (RFC 6455 §5.2): ``first`` its first byte (FIN, RSV, opcode)."""
+    n = len(payload)
+    if n < 126:
+        head = bytes([first, (0x80 if masked else 0) | n])
+    elif n < 1 << 16:
+        head = bytes([first, (0x80 if masked else 0) | 126]) + n.to_bytes(2, "big")
+    else:
+        head = bytes([first, (0x80 if masked else 0) | 127]) + n.to_bytes(8, "big")
+    if not masked:
+        return head + payload
+    mask = os.urandom(4)
+    return head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+
+
+TEXT, BINARY, PING = 0x81, 0x82, 0x89
+SMALL = (0, 1, 125, 126, 1000, 65_535)  # 7- and 16-bit lengths: the short way's
+# What the short way leaves to websockets: 64-bit lengths, a ping.
+LARGE: list[tuple[int, bytes]] = [
+    (BINARY, b"\x07" * 65_536),
+    (PING, b"between"),
+    (TEXT, b"x" * 70_000),
+]
+
+
+def small(first: int) -> list[tuple[int, bytes]]:
+    """A frame of each small length, with text in two bytes per "é" (lengths are of bytes)."""
+    if first == BINARY:
+        return [(first, bytes([n % 251]) * n) for n in SMALL]
+    return [(first, ("é" * (n // 2) + "x" * (n % 2)).encode()) for n in SMALL]
+
+
+def echo() -> Starlette:
+    """Sends back every message as it was received, text or binary."""
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            if message.get("bytes") is not None:
+                await ws.send_bytes(message["bytes"])
+            else:
+                await ws.send_text(message["text"])
+
+    return Starlette(routes=[WebSocketRoute("/ws", endpoint)])
+
+
+@pytest.mark.parametrize("cut", [1, 3, 7, 1000, None])
+async def test_frames_in_are_read_as_websockets_reads_them(
+    cut: int | None, read_directly: list[bool]
+) -> None:
+    """Three volleys of frames, each written at once or cut into writes of ``cut`` bytes:
+    small frames, then what the short way leaves to websockets (long frames, a ping), then
+    small frames again. Each data frame reaches the application whole and in order, the ping
+    is websockets' (the client's own ping is still answered after it), and the short way reads
+    the small frames, also after websockets had to read."""
+    server = UvicornThread(echo(), Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url, max_size=None, ping_interval=None) as client:
+            await client.send(b"first")  # read by websockets: the short way starts after it
+            assert await client.recv() == b"first"
+            for volley in (small(BINARY), LARGE, small(TEXT)):
+                stream = b"".join(frame(first, payload) for first, payload in volley)
+                step = cut or len(stream)
+                for at in range(0, len(stream), step):
+                    client.transport.write(stream[at : at + step])
+                    if cut is not None and cut < 10:
+                        await asyncio.sleep(0)  # the server reads between the pieces
+                data = [(first, payload) for first, payload in volley if first != PING]
+                received = [await asyncio.wait_for(client.recv(), 30) for _ in data]
+                assert received == [p if first == BINARY else p.decode() for first, p in data]
+            pong = await client.ping(b"still there")
+            await asyncio.wait_for(pong, 30)
+        assert read_directly == [False, *[True] * len(SMALL), False, False, *[True] * len(SMALL)]
+    finally:
+        await server.aclose()
+
+
+@pytest.mark.parametrize(
+    ("bad", "code"),
+    [
+        (frame(TEXT, b"\xff\xfe not UTF-8"), 1007),
+        (frame(BINARY, b"unmasked", masked=False), 1002),
+        (frame(0xC2, b"compressed, not negotiated"), 1002),
+        (frame(0x02, b"a fragment") + frame(0x80, b"its end"), None),
+    ],
+)
+async def test_frames_websockets_refuses_are_refused(bad: bytes, code: int | None) -> None:
+    """After a frame read the short way: invalid text closes with 1007, an unmasked frame or
+    unknown extension bits with 1002 (websockets' verdicts); a fragmented message is joined
+    by websockets and given whole."""
+    server = UvicornThread(echo(), Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url, ping_interval=None) as client:
+            for _ in range(2):  # the second is read by the short way
+                await client.send(b"fine")
+                assert await client.recv() == b"fine"
+            client.transport.write(bad)
+            if code is None:
+                assert await asyncio.wait_for(client.recv(), 30) == b"a fragmentits end"
+                return
+            await asyncio.wait_for(client.wait_closed(), 30)
+        assert client.close_code == code
     finally:
         await server.aclose()

@@ -1,4 +1,5 @@
-"""uvicorn's websocket protocol, with a short way out for the frames the service sends.
+"""uvicorn's websocket protocol, with a short way out for the frames the service sends and a
+short way in for the frames the clients send.
 
 A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrapper, uvicorn's
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
@@ -8,7 +9,19 @@ extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write``
 whole frame (websockets' own ``Frame.serialize``) onto the transport at once. It takes a frame
 only while the websocket is open and the transport is not paused for flow control; otherwise
 it declines, and ``FrameSender`` sends through ASGI, which waits for the transport as before.
-Everything else (the handshake, receiving, pings, closing) is uvicorn's own.
+
+The way in: websockets parses what a client sends with generators (a frame's header, mask and
+payload each a ``read_exact``), several µs of Python per frame. A client's command is one
+small data frame: unfragmented, masked, without extension bits, shorter than 64 KiB. While the
+websocket is open and websockets' own parser waits at the start of a frame, this protocol reads
+such frames itself (RFC 6455 §5.2, the payload unmasked by websockets' own C ``apply_mask``) and
+gives each to the application as uvicorn does (``send_receive_event_to_app``: the same ASGI
+message, queue and flow control). Anything else (a ping, a pong, a close, a fragment, a
+compressed or large frame) is handed, with everything after it, to websockets, which then
+parses from the start of that frame as if it had read all the ones before; the short way
+resumes once websockets waits at a frame's start again.
+
+Everything else (the handshake, pings, closing) is uvicorn's own.
 """
 
 from __future__ import annotations
@@ -20,14 +33,79 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
+from websockets.streams import StreamReader
+
+try:  # websockets' own unmasking: in C where it was built, as its parser does
+    from websockets.speedups import apply_mask
+except ImportError:  # pragma: no cover
+    from websockets.utils import apply_mask
 
 EXTENSION = "olympus.write_frame"
 
 Write = Callable[[bytes | str], bool]
 
+# The first byte of a whole (FIN) text or binary frame without extension bits (RFC 6455 §5.2).
+_TEXT, _BINARY = 0x80 | Opcode.TEXT.value, 0x80 | Opcode.BINARY.value
+_MASKED = 0x80
+_WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
+
 
 class WriteFrameProtocol(WebSocketsSansIOProtocol):
-    """``WebSocketsSansIOProtocol`` that also offers ``write_frame`` (``EXTENSION``)."""
+    """``WebSocketsSansIOProtocol`` that also offers ``write_frame`` (``EXTENSION``) and reads
+    the clients' small data frames itself."""
+
+    _direct = False  # websockets' parser waits at a frame's start: the frames are ours to read
+    _pending = b""  # the start of a frame not whole yet (only while ``_direct``)
+
+    def data_received(self, data: bytes) -> None:
+        if not self._direct:
+            self._to_websockets(data)
+            return
+        buffer = self._pending + data if self._pending else data
+        end = len(buffer)
+        at = 0
+        while end - at >= 2:
+            first, second = buffer[at], buffer[at + 1]
+            length = second & 0x7F
+            start = at + 2
+            if length == 126:
+                if end - start < 2:
+                    break  # the rest of the header is still on its way
+                length = int.from_bytes(buffer[start : start + 2], "big")
+                start += 2
+            limit = self.conn.max_message_size
+            if (
+                (first != _TEXT and first != _BINARY)
+                or not second & _MASKED
+                or length == 127
+                or (limit is not None and length > limit)
+                or self.conn.state is not State.OPEN
+            ):
+                self._direct, self._pending = False, b""
+                self._to_websockets(buffer[at:])
+                return
+            stop = start + 4 + length
+            if stop > end:
+                break  # the rest of the frame is still on its way
+            payload = apply_mask(buffer[start + 4 : stop], buffer[start : start + 4])
+            at = stop
+            self.curr_msg_data_type = "text" if first == _TEXT else "bytes"
+            self.frames = [payload]
+            self.send_receive_event_to_app()  # uvicorn's: the app's message, flow control
+        self._pending = buffer[at:]
+
+    def _to_websockets(self, data: bytes) -> None:
+        """uvicorn's way: websockets parses ``data``; then, if it waits at a frame's start on
+        an open websocket, the frames that follow are read here."""
+        super().data_received(data)
+        conn = self.conn
+        self._direct = (
+            conn.state is State.OPEN
+            and conn.parser_exc is None
+            and not conn.reader.buffer
+            and not self.close_sent
+            and _innermost(conn.parser) is _WAITING_FOR_A_FRAME
+        )
 
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
@@ -49,6 +127,13 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             frame = Frame(Opcode.BINARY, data)
         self.transport.write(frame.serialize(mask=False, extensions=[]))
         return True
+
+
+def _innermost(generator: object) -> object:
+    """The code of the generator ``generator`` waits in, through its ``yield from``s."""
+    while (inner := getattr(generator, "gi_yieldfrom", None)) is not None:
+        generator = inner
+    return getattr(generator, "gi_code", None)
 
 
 class FrameSender:
