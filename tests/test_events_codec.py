@@ -2,15 +2,19 @@
 
 The stored log is the game, so an event that does not decode to itself, or a stored version that
 cannot be read any more, loses games. Samples are derived from each event's type hints, so a new
-event type or field is covered without touching this file.
+event type or field is covered without touching this file: the hints as written in events.py
+(``declared_hints``), since a class compiled by mypyc keeps only the class of each field's type.
 """
 
 from __future__ import annotations
 
+import ast
 import enum
 import types
 import typing
 from dataclasses import fields, replace
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -18,8 +22,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import olympus
 from olympus.rules import events as ev
-from olympus.rules.characters import CHARACTERS
+from olympus.rules.characters import CHARACTERS, Faction
+from olympus.rules.state import Maneuver
 
 UNITS = [c.name for c in CHARACTERS]
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -57,8 +63,24 @@ def strategy_for(hint: Any) -> st.SearchStrategy[Any]:
     raise TypeError(f"no sample strategy for {hint!r}: extend strategy_for")
 
 
+@cache
+def declared_hints(cls: type[ev.Event]) -> dict[str, Any]:
+    """The types of ``cls``'s fields as events.py writes them. (``typing.get_type_hints``
+    would give what a compiled class keeps: ``tuple`` for ``tuple[str, ...]``, ``type`` for
+    ``Faction | None``.)"""
+    source = Path(olympus.__file__).parent / "rules" / "events.py"
+    tree = ast.parse(source.read_text())
+    node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
+    names = {**vars(typing), "Faction": Faction, "Maneuver": Maneuver}
+    return {
+        statement.target.id: eval(ast.unparse(statement.annotation), names)
+        for statement in node.body
+        if isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)
+    }
+
+
 def event_strategy(cls: type[ev.Event]) -> st.SearchStrategy[ev.Event]:
-    hints = typing.get_type_hints(cls)
+    hints = declared_hints(cls)
     return st.builds(cls, **{f.name: strategy_for(hints[f.name]) for f in fields(cls)})
 
 
@@ -82,7 +104,7 @@ def _fixed_value(hint: Any) -> Any:
 
 def _fixed(cls: type[ev.Event]) -> ev.Event:
     """One fixed, non-default value per field: the readable regression case."""
-    hints = typing.get_type_hints(cls)
+    hints = declared_hints(cls)
     return cls(**{f.name: _fixed_value(hints[f.name]) for f in fields(cls)})
 
 
@@ -106,7 +128,7 @@ def test_representative_event_round_trips(tag: str) -> None:
 
 
 def _optional_fields(cls: type[ev.Event]) -> list[str]:
-    hints = typing.get_type_hints(cls)
+    hints = declared_hints(cls)
     return [f.name for f in fields(cls) if type(None) in typing.get_args(hints[f.name])]
 
 

@@ -67,10 +67,9 @@ class Part:
         return self.root / "DIGEST"
 
 
-# Not compiled in the rules: the package initialisers (they choose the build), and the modules
-# whose classes mypyc cannot make native (pydantic commands; events made dataclasses by a
-# decorator).
-INTERPRETED = frozenset({"__init__.py", "commands.py", "events.py"})
+# Not compiled in the rules: the package initialisers (they choose the build), and the module
+# whose classes mypyc cannot make native (the commands, pydantic models).
+INTERPRETED = frozenset({"__init__.py", "commands.py"})
 RULES = Part(
     "rules",
     packages=("rules",),

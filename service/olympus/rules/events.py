@@ -7,49 +7,34 @@ Every event is a small frozen dataclass. On the wire and in the store an event i
 
 from __future__ import annotations
 
+import re
 import types
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from typing import Any, ClassVar
 
 import msgpack
 
 from .characters import Faction
-from .state import Maneuver
+from .state import Maneuver, Value
+
+
+class Event(Value):
+    """An event type is a frozen dataclass deriving from this one. Its ``TYPE``, the name it
+    is stored under, is its class's name in snake case (``GameCreated``: ``game_created``), set
+    where the types are listed (``_TYPES``), not in each class's body: mypyc compiles the
+    dataclasses to native classes (deciding, folding and observing build and read several
+    events per command), and a class variable in a native dataclass's body would become one of
+    its fields."""
+
+    __slots__ = ()
+    TYPE: ClassVar[str] = ""
+    VERSION: ClassVar[int] = 1
 
 
 @dataclass(frozen=True, slots=True)
-class Event:
-    TYPE: ClassVar[str] = ""
-    VERSION: ClassVar[int] = 1
-    # Sealed events belong to one side until an event reveals them (R2, R8); see observation.
-    SEALED: ClassVar[bool] = False
-
-
-E = TypeVar("E", bound=Event)
-
-
-@dataclass_transform(frozen_default=True)
-def _event(name: str, *, sealed: bool = False) -> Callable[[type[E]], type[E]]:
-    """Make ``cls`` a frozen slotted dataclass registered as event type ``name``
-    (``dataclass_transform`` tells type checkers so)."""
-
-    def register(cls: type[E]) -> type[E]:
-        cls = dataclass(frozen=True, slots=True)(cls)
-        cls.TYPE = name
-        cls.SEALED = sealed
-        EVENT_TYPES[name] = cls
-        return cls
-
-    return register
-
-
-EVENT_TYPES: dict[str, type[Event]] = {}
-
-
-@_event("game_created")
 class GameCreated(Event):
     open_combat: bool = False
     random_setup: bool = False
@@ -62,50 +47,50 @@ class GameCreated(Event):
     forfeit_seconds: int | None = None
 
 
-@_event("setup_submitted", sealed=True)
+@dataclass(frozen=True, slots=True)
 class SetupSubmitted(Event):
     faction: Faction
     placements: dict[str, int]
 
 
-@_event("random_setup_drawn", sealed=True)
+@dataclass(frozen=True, slots=True)
 class RandomSetupDrawn(Event):
     """The seed of a Random Setup (R2); the placements follow as ``SetupSubmitted`` events."""
 
     seed: int
 
 
-@_event("setup_revealed")
+@dataclass(frozen=True, slots=True)
 class SetupRevealed(Event):
     pass
 
 
-@_event("turn_started")
+@dataclass(frozen=True, slots=True)
 class TurnStarted(Event):
     faction: Faction
     number: int
 
 
-@_event("honor_changed")
+@dataclass(frozen=True, slots=True)
 class HonorChanged(Event):
     faction: Faction
     delta: int
     reason: str
 
 
-@_event("energy_changed")
+@dataclass(frozen=True, slots=True)
 class EnergyChanged(Event):
     faction: Faction
     delta: int
     reason: str
 
 
-@_event("units_revealed")
+@dataclass(frozen=True, slots=True)
 class UnitsRevealed(Event):
     units: tuple[str, ...]
 
 
-@_event("units_hidden")
+@dataclass(frozen=True, slots=True)
 class UnitsHidden(Event):
     """R7: these units' identities are hidden again; each gets a fresh token (re-drawn)."""
 
@@ -113,7 +98,7 @@ class UnitsHidden(Event):
     tokens: dict[str, int]
 
 
-@_event("units_moved")
+@dataclass(frozen=True, slots=True)
 class UnitsMoved(Event):
     faction: Faction
     units: tuple[str, ...]
@@ -122,24 +107,24 @@ class UnitsMoved(Event):
     flight: bool = False
 
 
-@_event("liturgy_performed")
+@dataclass(frozen=True, slots=True)
 class LiturgyPerformed(Event):
     faction: Faction
 
 
-@_event("passed")
+@dataclass(frozen=True, slots=True)
 class Passed(Event):
     faction: Faction
 
 
-@_event("thunderbolt_thrown")
+@dataclass(frozen=True, slots=True)
 class ThunderboltThrown(Event):
     faction: Faction
     thrower: str
     region: int
 
 
-@_event("unit_recalled")
+@dataclass(frozen=True, slots=True)
 class UnitRecalled(Event):
     faction: Faction
     leader: str
@@ -147,7 +132,7 @@ class UnitRecalled(Event):
     token: int
 
 
-@_event("leader_succeeded")
+@dataclass(frozen=True, slots=True)
 class LeaderSucceeded(Event):
     """The leader fell; ``leader`` is the successor, or None when there is none. Emitted
     whether or not there is one, so that its presence tells nobody who was picked (R7)."""
@@ -156,14 +141,14 @@ class LeaderSucceeded(Event):
     leader: str | None
 
 
-@_event("combat_started")
+@dataclass(frozen=True, slots=True)
 class CombatStarted(Event):
     region: int
     attacker: Faction
     origin: int | None
 
 
-@_event("combat_committed", sealed=True)
+@dataclass(frozen=True, slots=True)
 class CombatCommitted(Event):
     faction: Faction
     round: int
@@ -171,14 +156,14 @@ class CombatCommitted(Event):
     energy: int
 
 
-@_event("commitment_withdrawn")
+@dataclass(frozen=True, slots=True)
 class CommitmentWithdrawn(Event):
     """A side may commit again (Aphrodite revealed next to the combat, R8)."""
 
     faction: Faction
 
 
-@_event("combat_round_resolved")
+@dataclass(frozen=True, slots=True)
 class CombatRoundResolved(Event):
     round: int
     olympian_maneuver: Maneuver
@@ -187,48 +172,48 @@ class CombatRoundResolved(Event):
     chthonian_energy: int
     olympian_power: int
     chthonian_power: int
-    winner: Faction | None  # None when nobody fought (a retreat)
+    winner: Faction | None  # None when nobody fought (a retreat); in _UNIONS
     # Each side's power term by term (combat.Strength.to_dict), keyed by side; None in games
     # recorded before it was added. Public: every term is about revealed units (R8).
     breakdown: dict[str, Any] | None = None
 
 
-@_event("choice_pending")
+@dataclass(frozen=True, slots=True)
 class ChoicePending(Event):
     """What is still to settle (``Step.encode``); the first step awaits its side's choice."""
 
     steps: tuple[str, ...]
 
 
-@_event("unit_eliminated")
+@dataclass(frozen=True, slots=True)
 class UnitEliminated(Event):
     unit: str
     cause: str
 
 
-@_event("units_retreated")
+@dataclass(frozen=True, slots=True)
 class UnitsRetreated(Event):
     faction: Faction
     units: tuple[str, ...]
     destination: int
 
 
-@_event("stayed_in_combat")
+@dataclass(frozen=True, slots=True)
 class StayedInCombat(Event):
     faction: Faction
 
 
-@_event("combat_round_started")
+@dataclass(frozen=True, slots=True)
 class CombatRoundStarted(Event):
     round: int
 
 
-@_event("combat_ended")
+@dataclass(frozen=True, slots=True)
 class CombatEnded(Event):
     region: int
 
 
-@_event("clock_set")
+@dataclass(frozen=True, slots=True)
 class ClockSet(Event):
     """R12: the deadlines now running and the sides missing theirs (times in ms)."""
 
@@ -236,16 +221,61 @@ class ClockSet(Event):
     absent_since: dict[str, int]
 
 
-@_event("deadline_missed")
+@dataclass(frozen=True, slots=True)
 class DeadlineMissed(Event):
     faction: Faction
     kind: str
 
 
-@_event("game_ended")
+@dataclass(frozen=True, slots=True)
 class GameEnded(Event):
     result: str  # "olympians", "chthonians" or "draw"
     reason: str
+
+
+# Every event type; a type left out here fails the first check below.
+_TYPES: tuple[type[Event], ...] = (
+    GameCreated,
+    SetupSubmitted,
+    RandomSetupDrawn,
+    SetupRevealed,
+    TurnStarted,
+    HonorChanged,
+    EnergyChanged,
+    UnitsRevealed,
+    UnitsHidden,
+    UnitsMoved,
+    LiturgyPerformed,
+    Passed,
+    ThunderboltThrown,
+    UnitRecalled,
+    LeaderSucceeded,
+    CombatStarted,
+    CombatCommitted,
+    CommitmentWithdrawn,
+    CombatRoundResolved,
+    ChoicePending,
+    UnitEliminated,
+    UnitsRetreated,
+    StayedInCombat,
+    CombatRoundStarted,
+    CombatEnded,
+    ClockSet,
+    DeadlineMissed,
+    GameEnded,
+)
+
+
+def _named(types: tuple[type[Event], ...]) -> dict[str, type[Event]]:
+    """Each type named (``TYPE``: its class's name in snake case), by its name."""
+    for cls in types:
+        cls.TYPE = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+    return {cls.TYPE: cls for cls in types}
+
+
+EVENT_TYPES: dict[str, type[Event]] = _named(_TYPES)
+assert {c.__name__ for c in Event.__subclasses__()} == {c.__name__ for c in _TYPES}, "unlisted"
+assert len(EVENT_TYPES) == len(_TYPES), "two event types with one TYPE"
 
 
 # --- encoding ---------------------------------------------------------------------------------
@@ -256,10 +286,12 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
 def _converter(hint: Any) -> Callable[[Any], Any] | None:
+    """What turns a stored value of type ``hint`` back (None: nothing). ``hint`` as the class
+    says: ``tuple[str, ...]``, or ``tuple`` alone where mypyc compiled the class."""
     origin = typing.get_origin(hint)
     if isinstance(hint, type) and issubclass(hint, Enum):
         return hint
-    if origin is tuple:
+    if origin is tuple or hint is tuple:
         return tuple
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(hint) if a is not type(None)]
@@ -268,9 +300,25 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
     return None
 
 
+# The fields of a union type that decoding converts: compiled by mypyc, a class's annotations
+# keep the class of a field's type (``Faction``, ``tuple``) but make a union ``type``. Checked
+# against the annotations where they still have their unions (not compiled), below.
+_UNIONS: dict[tuple[type[Event], str], Any] = {(CombatRoundResolved, "winner"): Faction | None}
+
+
+def _fields(cls: Any) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    """Each field of the event dataclass ``cls`` with what turns its stored form back."""
+    hints = typing.get_type_hints(cls)
+    for name, hint in hints.items():
+        if typing.get_origin(hint) in (typing.Union, types.UnionType) and _converter(hint):
+            assert _UNIONS.get((cls, name)) == hint, f"{cls.__name__}.{name}: not in _UNIONS"
+    return tuple(
+        (f.name, _converter(_UNIONS.get((cls, f.name), hints[f.name]))) for f in fields(cls)
+    )
+
+
 _CONVERTERS: dict[type, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {
-    cls: tuple((f.name, _converter(typing.get_type_hints(cls)[f.name])) for f in fields(cls))
-    for cls in EVENT_TYPES.values()
+    cls: _fields(cls) for cls in EVENT_TYPES.values()
 }
 
 
