@@ -5,10 +5,11 @@ A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrappe
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
 frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
 header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that serializes a
-whole frame (websockets' own ``Frame.serialize``) onto the transport at once. It takes a frame
-only while the websocket is open and the transport is not paused for flow control; otherwise
-it declines, and ``FrameSender`` sends through ASGI, which waits for the transport as before.
+extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that puts a whole
+frame (``_frame``: the header made here, not by websockets' ``Frame``) onto the transport at
+once. It takes a frame only while the websocket is open and the transport is not paused for
+flow control; otherwise it declines, and ``FrameSender`` sends through ASGI, which waits for
+the transport as before.
 
 The way in: websockets parses what a client sends with generators (a frame's header, mask and
 payload each a ``read_exact``), several µs of Python per frame. A client's command is one
@@ -30,7 +31,7 @@ from collections.abc import Callable
 
 from starlette.websockets import WebSocket
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
-from websockets.frames import Frame, Opcode
+from websockets.frames import Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
 from websockets.streams import StreamReader
@@ -122,11 +123,23 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         ):
             return False
         if isinstance(data, str):
-            frame = Frame(Opcode.TEXT, data.encode())
+            self.transport.write(_frame(_TEXT, data.encode()))
         else:
-            frame = Frame(Opcode.BINARY, data)
-        self.transport.write(frame.serialize(mask=False, extensions=[]))
+            self.transport.write(_frame(_BINARY, data))
         return True
+
+
+def _frame(first: int, payload: bytes) -> bytes:
+    """A server's whole frame (RFC 6455 §5.2): its first byte (FIN and opcode), the payload's
+    length in 7, 16 or 64 bits, unmasked, and the payload."""
+    n = len(payload)
+    if n < 126:
+        head = bytes((first, n))
+    elif n < 1 << 16:
+        head = bytes((first, 126)) + n.to_bytes(2, "big")
+    else:
+        head = bytes((first, 127)) + n.to_bytes(8, "big")
+    return head + payload
 
 
 def _innermost(generator: object) -> object:
