@@ -71,7 +71,7 @@ def declared_hints(cls: type[ev.Event]) -> dict[str, Any]:
     source = Path(olympus.__file__).parent / "rules" / "events.py"
     tree = ast.parse(source.read_text())
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == cls.__name__)
-    names = {**vars(typing), "Faction": Faction, "Maneuver": Maneuver}
+    names = {**vars(typing), **vars(ev), "Faction": Faction, "Maneuver": Maneuver}
     return {
         statement.target.id: eval(ast.unparse(statement.annotation), names)
         for statement in node.body
@@ -106,6 +106,23 @@ def _fixed(cls: type[ev.Event]) -> ev.Event:
     """One fixed, non-default value per field: the readable regression case."""
     hints = declared_hints(cls)
     return cls(**{f.name: _fixed_value(hints[f.name]) for f in fields(cls)})
+
+
+# The stored names of the event types: the log holds them, so none may change (a class renamed
+# renames its type, events.py).
+STORED_TAGS = {
+    "game_created", "setup_submitted", "random_setup_drawn", "setup_revealed", "turn_started",
+    "honor_changed", "energy_changed", "units_revealed", "units_hidden", "units_moved",
+    "liturgy_performed", "passed", "thunderbolt_thrown", "unit_recalled", "leader_succeeded",
+    "combat_started", "combat_committed", "commitment_withdrawn", "combat_round_resolved",
+    "choice_pending", "unit_eliminated", "units_retreated", "stayed_in_combat",
+    "combat_round_started", "combat_ended", "clock_set", "deadline_missed", "game_ended",
+}  # fmt: skip
+
+
+def test_the_stored_names_of_the_types_stay() -> None:
+    """Every name a stored log may hold is still a type's; a new type adds its name here."""
+    assert set(ev.EVENT_TYPES) == STORED_TAGS
 
 
 def test_every_type_is_registered_under_its_tag() -> None:

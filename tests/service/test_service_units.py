@@ -7,6 +7,7 @@ import asyncio
 import random
 
 import pytest
+from redis.asyncio import Redis
 from service_harness import split_frame
 
 from olympus import bots
@@ -23,11 +24,13 @@ from olympus.rules import (
 )
 from olympus.server import Settings, background, protocol
 from olympus.server.clocks import Clocks
+from olympus.server.fanout import Fanout
 from olympus.server.feed import Feed
 from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
+from olympus.server.registry import RoomRegistry
 from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.services import Services
 from olympus.store import EventStore
@@ -332,3 +335,39 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert ours._catch_up is not None and ours.version < theirs.version
     await ours._catch_up
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
+
+
+async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(
+    store: EventStore, settings: Settings
+) -> None:
+    """After a loss, the fan-out connects again and then subscribes to its channels. A room
+    watched while it connects (when there is nowhere to subscribe) must be among them, or its
+    hints, and other processes' moves in it, would never reach this process."""
+    metrics = ServiceMetrics()
+    hints = Redis.from_url(settings.redis_url)
+    fanout = Fanout(
+        store.redis,
+        [hints],
+        lambda url: hints,
+        store,
+        RoomRegistry(store, settings, metrics, LegalQueue()),
+        settings.prefix,
+        metrics,
+    )
+    late = RoomRuntime("late", 1, store, settings, metrics, LegalQueue())
+    channel = store.hint_channel(late.room_id)
+    try:
+        await fanout._resubscribe()
+        fanout.pubsub.close()  # lost
+        reconnecting = asyncio.get_running_loop().create_task(fanout._resubscribe())
+        await asyncio.sleep(0)  # it waits for its new connection
+        assert not fanout._subscribed
+        await fanout.watch(late)
+        await reconnecting
+        deadline = asyncio.get_running_loop().time() + 10
+        while (await store.redis.pubsub_numsub(channel))[0][1] != 1:
+            assert asyncio.get_running_loop().time() < deadline, "never subscribed"
+            await asyncio.sleep(0.01)
+    finally:
+        await fanout.stop()
+        await hints.aclose()

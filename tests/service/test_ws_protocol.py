@@ -197,3 +197,23 @@ async def test_frames_websockets_refuses_are_refused(bad: bytes, code: int | Non
         assert client.close_code == code
     finally:
         await server.aclose()
+
+
+async def test_a_data_frame_between_fragments_is_refused() -> None:
+    """A message's first fragment (left to websockets), then, once the server has read it (a
+    ping sent after it is answered), a whole data frame, which RFC 6455 §5.4 forbids until the
+    message ends: the connection is closed with 1002, as websockets closes it; the frame is not
+    given to the application as a message of its own."""
+    server = UvicornThread(echo(), Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url, ping_interval=None) as client:
+            for _ in range(2):  # the second is read by the short way
+                await client.send(b"fine")
+                assert await client.recv() == b"fine"
+            client.transport.write(frame(0x01, b"the first fragment"))
+            await asyncio.wait_for(await client.ping(b"read it?"), 30)
+            client.transport.write(frame(TEXT, b"a message inside a message"))
+            await asyncio.wait_for(client.wait_closed(), 30)
+        assert client.close_code == 1002
+    finally:
+        await server.aclose()

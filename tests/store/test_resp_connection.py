@@ -173,6 +173,10 @@ async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
         await slow.aclose()
 
 
+async def _next(pushed: asyncio.Queue[list[object]]) -> list[object]:
+    return await asyncio.wait_for(pushed.get(), 10)
+
+
 async def test_pubsub_hands_over_messages_and_confirmations_in_order(client: Redis) -> None:
     """Each message and (un)subscription confirmation as Redis sends it, in order, from the
     protocol itself; nothing after an unsubscription."""
@@ -180,21 +184,22 @@ async def test_pubsub_hands_over_messages_and_confirmations_in_order(client: Red
     pubsub = PubSubConnection(client, pushed.put_nowait)
     first, second = (f"hint-{uuid.uuid4().hex}".encode() for _ in range(2))
     try:
-        await pubsub.connect([first])
-        assert await pushed.get() == [b"subscribe", first, 1]
+        await pubsub.connect()
+        pubsub.subscribe(first)
+        assert await _next(pushed) == [b"subscribe", first, 1]
         pubsub.subscribe(second)
-        assert await pushed.get() == [b"subscribe", second, 2]
+        assert await _next(pushed) == [b"subscribe", second, 2]
         await client.publish(first, "1")
         await client.publish(second, "2")
-        assert [await pushed.get(), await pushed.get()] == [
+        assert [await _next(pushed), await _next(pushed)] == [
             [b"message", first, b"1"],
             [b"message", second, b"2"],
         ]
         pubsub.unsubscribe(first)
-        assert await pushed.get() == [b"unsubscribe", first, 1]
+        assert await _next(pushed) == [b"unsubscribe", first, 1]
         assert await client.publish(first, "unheard") == 0
         await client.publish(second, "3")
-        assert await pushed.get() == [b"message", second, b"3"]
+        assert await _next(pushed) == [b"message", second, b"3"]
     finally:
         pubsub.close()
 
@@ -206,15 +211,17 @@ async def test_pubsub_tells_its_loss_and_takes_no_subscription_after(client: Red
     pubsub = PubSubConnection(client, pushed.put_nowait)
     channel = f"hint-{uuid.uuid4().hex}".encode()
     try:
-        await pubsub.connect([channel])
-        assert await pushed.get() == [b"subscribe", channel, 1]
+        await pubsub.connect()
+        pubsub.subscribe(channel)
+        assert await _next(pushed) == [b"subscribe", channel, 1]
         assert await client.client_kill_filter(_type="pubsub") >= 1
-        assert isinstance(await pubsub.lost(), redis.ConnectionError)
+        assert isinstance(await asyncio.wait_for(pubsub.lost(), 10), redis.ConnectionError)
         with pytest.raises(redis.ConnectionError):
             pubsub.subscribe(channel)
-        await pubsub.connect([channel])
-        assert await pushed.get() == [b"subscribe", channel, 1]
+        await pubsub.connect()
+        pubsub.subscribe(channel)
+        assert await _next(pushed) == [b"subscribe", channel, 1]
         await client.publish(channel, "7")
-        assert await pushed.get() == [b"message", channel, b"7"]
+        assert await _next(pushed) == [b"message", channel, b"7"]
     finally:
         pubsub.close()

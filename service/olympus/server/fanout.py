@@ -75,6 +75,7 @@ class Fanout:
             assert isinstance(redis, RedisCluster)
             self.shards = ShardedHints(redis, connect, self.channels, self._message, metrics)
         self._subscribed = False  # the classic connection
+        self._heard = False  # its Redis has answered on it
         self._task: asyncio.Task[None] | None = None
 
     @property
@@ -99,6 +100,7 @@ class Fanout:
         if self.shards is not None:
             await self.shards.stop()
         self.pubsub.close()
+        self._subscribed = False
 
     # -- subscriptions (registry hooks) -----------------------------------------------------
 
@@ -121,7 +123,7 @@ class Fanout:
 
     def _change(self, change: Callable[[bytes], None], channel: bytes) -> None:
         if not self._subscribed:
-            return  # the reader subscribes to everything in ``channels`` when it reconnects
+            return  # ``_resubscribe`` subscribes to what ``channels`` holds once connected
         try:
             change(channel)
         except (RedisError, OSError) as error:  # lost: ``_run`` subscribes to all again
@@ -134,8 +136,8 @@ class Fanout:
     # -- the reader -------------------------------------------------------------------------
 
     def _next_node(self) -> None:
-        """After a loss: resubscribe through the next client (another node of a cluster; the
-        one Redis again otherwise)."""
+        """After a loss: the next connection through the next client (another node of a
+        cluster; the one Redis again otherwise)."""
         self.pubsub.close()
         self._pubsub_at = (self._pubsub_at + 1) % len(self._pubsub_clients)
         self.pubsub = PubSubConnection(self._pubsub_clients[self._pubsub_at], self._pushed)
@@ -143,8 +145,11 @@ class Fanout:
     async def _resubscribe(self) -> None:
         """A fresh connection (the old one and its subscriptions dropped), subscribed to every
         channel: their confirmations make the rooms read what a gap may have hidden."""
-        self._subscribed = False
-        await self.pubsub.connect(self._classic_channels)
+        self._subscribed = self._heard = False
+        await self.pubsub.connect()
+        # The channels as they are once connected, written before anything else runs: a room
+        # watched while the connection was being made is among them (``_change`` skipped it).
+        self.pubsub.subscribe(*self._classic_channels)
         self._subscribed = True
 
     async def _run(self) -> None:
@@ -153,7 +158,6 @@ class Fanout:
             try:
                 if not self._subscribed:
                     await self._resubscribe()
-                    backoff = 0.05
                 error = await self.pubsub.lost()
                 raise error or RedisConnectionError("The pub/sub connection was closed.")
             except asyncio.CancelledError:
@@ -163,11 +167,14 @@ class Fanout:
                 self.metrics.pubsub_reconnects.inc()
                 self._next_node()
                 log.warning("pub/sub connection lost", extra={"error": repr(error)})
+                # From the shortest wait after a connection that worked (Redis answered on
+                # it); longer each time one brought nothing (refused, closed before a word).
+                backoff = 0.05 if self._heard else min(backoff * 2, 2.0)
                 await asyncio.sleep(backoff)
-                backoff = min(backoff * 2, 2.0)
 
     def _pushed(self, reply: Any) -> None:
         """A message or a confirmation on the classic connection: ``[kind, channel, data]``."""
+        self._heard = True
         try:
             kind, channel, data = reply
             self._dispatch(kind.decode(), channel, data)

@@ -669,7 +669,7 @@ class RoomRuntime:
                     # saw. Refused; their sockets were told to resync.
                     sentence = "The game was rebuilt from the store: look again, then decide."
                     raise CommandRejected("resync", sentence)
-                stamped = command.model_copy(update={"at_ms": now_ms()})  # R12, like ``side``
+                stamped = command.model_copy(update={"at_ms": now_ms()})  # R12: the clock now
                 try:
                     events, states = execute_steps(self.state, stamped)
                 except IllegalCommand as illegal:

@@ -55,8 +55,10 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     """``WebSocketsSansIOProtocol`` that also offers ``write_frame`` (``EXTENSION``) and reads
     the clients' small data frames itself."""
 
-    _direct = False  # websockets' parser waits at a frame's start: the frames are ours to read
-    _pending = b""  # the start of a frame not whole yet (only while ``_direct``)
+    # websockets' parser waits at a frame's start, outside a fragmented message: the frames
+    # are ours to read.
+    _direct: bool = False
+    _pending: bytes = b""  # the start of a frame not whole yet (only while ``_direct``)
 
     def data_received(self, data: bytes) -> None:
         if not self._direct:
@@ -97,12 +99,14 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
 
     def _to_websockets(self, data: bytes) -> None:
         """uvicorn's way: websockets parses ``data``; then, if it waits at a frame's start on
-        an open websocket, the frames that follow are read here."""
+        an open websocket, and not between the fragments of a message (where a data frame is
+        a protocol error: websockets' to refuse), the frames that follow are read here."""
         super().data_received(data)
         conn = self.conn
         self._direct = (
             conn.state is State.OPEN
             and conn.parser_exc is None
+            and conn.current_size is None
             and not conn.reader.buffer
             and not self.close_sent
             and _innermost(conn.parser) is _WAITING_FOR_A_FRAME

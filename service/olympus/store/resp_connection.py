@@ -83,7 +83,7 @@ class _Protocol(asyncio.Protocol):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.lost = False
         self.pushed = pushed  # where replies go that no batch waits for (None: an error)
-        self.closed: asyncio.Future[Exception | None] | None = None  # done when lost
+        self.closed: asyncio.Future[Exception] | None = None  # done when lost: why
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # (uvloop's are not subclasses)
@@ -95,10 +95,14 @@ class _Protocol(asyncio.Protocol):
         while (reply := self.reader.gets()) is not False:
             if not self.waiting:
                 if self.pushed is None or isinstance(reply, Exception):
-                    # a reply nobody asked for: the stream is not ours to trust
-                    self.close(InvalidResponse(f"an unexpected reply from Redis: {reply!r}"))
+                    # a reply nobody asked for: the stream is not ours to trust. (Named by its
+                    # kind only: it may hold events, and the error reaches the logs.)
+                    kind = type(reply).__name__
+                    self.close(InvalidResponse(f"an unexpected reply from Redis ({kind})"))
                     return
                 self.pushed(reply)
+                if self.lost:  # its handler closed the connection
+                    return
                 continue
             head = self.waiting[0]
             head.replies.append(reply)
@@ -259,21 +263,20 @@ class PubSubConnection:
         self._pushed = pushed
         self._protocol: _Protocol | None = None
 
-    async def connect(self, channels: Sequence[bytes]) -> None:
-        """A fresh connection (the last one closed) subscribed to ``channels``."""
+    async def connect(self) -> None:
+        """A fresh connection, subscribed to nothing (the last one closed)."""
         self.close()
         self._protocol = await self._endpoint.open(self._pushed)
-        if channels:
-            self._protocol.write([("SUBSCRIBE", *channels)])
 
-    def subscribe(self, channel: bytes) -> None:
-        self._write("SUBSCRIBE", channel)
+    def subscribe(self, *channels: bytes) -> None:
+        """Subscribe at once (one command for all); Redis confirms each channel by a push."""
+        self._write("SUBSCRIBE", channels)
 
-    def unsubscribe(self, channel: bytes) -> None:
-        self._write("UNSUBSCRIBE", channel)
+    def unsubscribe(self, *channels: bytes) -> None:
+        self._write("UNSUBSCRIBE", channels)
 
     async def lost(self) -> Exception | None:
-        """Waits until the connection is lost (or closed); why."""
+        """Waits until the connection is lost (or closed); why. None at once without one."""
         if self._protocol is None or self._protocol.closed is None:
             return None
         return await asyncio.shield(self._protocol.closed)
@@ -283,7 +286,7 @@ class PubSubConnection:
             self._protocol.close()
             self._protocol = None
 
-    def _write(self, verb: str, channel: bytes) -> None:
+    def _write(self, verb: str, channels: tuple[bytes, ...]) -> None:
         if self._protocol is None or self._protocol.lost:
             raise RedisConnectionError("The pub/sub connection is down.")
-        self._protocol.write([(verb, channel)])
+        self._protocol.write([(verb, *channels)])
