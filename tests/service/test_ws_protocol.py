@@ -171,49 +171,35 @@ async def test_frames_in_are_read_as_websockets_reads_them(
 
 
 @pytest.mark.parametrize(
-    ("bad", "code"),
+    ("writes", "code"),
     [
-        (frame(TEXT, b"\xff\xfe not UTF-8"), 1007),
-        (frame(BINARY, b"unmasked", masked=False), 1002),
-        (frame(0xC2, b"compressed, not negotiated"), 1002),
-        (frame(0x02, b"a fragment") + frame(0x80, b"its end"), None),
+        ([frame(TEXT, b"\xff\xfe not UTF-8")], 1007),
+        ([frame(BINARY, b"unmasked", masked=False)], 1002),
+        ([frame(0xC2, b"compressed, not negotiated")], 1002),
+        ([frame(0x02, b"a fragment") + frame(0x80, b"its end")], None),
+        # RFC 6455 §5.4: no data frame until a fragmented message ends
+        ([frame(0x01, b"the first fragment"), frame(TEXT, b"a message inside")], 1002),
     ],
 )
-async def test_frames_websockets_refuses_are_refused(bad: bytes, code: int | None) -> None:
-    """After a frame read the short way: invalid text closes with 1007, an unmasked frame or
-    unknown extension bits with 1002 (websockets' verdicts); a fragmented message is joined
-    by websockets and given whole."""
+async def test_frames_websockets_refuses_are_refused(writes: list[bytes], code: int | None) -> None:
+    """After a frame read the short way, ``writes`` (each read by the server before the next
+    is written: a ping sent after it is answered): invalid text closes with 1007; an unmasked
+    frame, unknown extension bits or a data frame between the fragments of a message with 1002
+    (websockets' verdicts); a fragmented message is joined by websockets and given whole."""
     server = UvicornThread(echo(), Settings(redis_url="unused")).start()
     try:
         async with connect(server.ws_url, ping_interval=None) as client:
             for _ in range(2):  # the second is read by the short way
                 await client.send(b"fine")
                 assert await client.recv() == b"fine"
-            client.transport.write(bad)
+            for at, data in enumerate(writes):
+                if at:
+                    await asyncio.wait_for(await client.ping(b"read it?"), 30)
+                client.transport.write(data)
             if code is None:
                 assert await asyncio.wait_for(client.recv(), 30) == b"a fragmentits end"
                 return
             await asyncio.wait_for(client.wait_closed(), 30)
         assert client.close_code == code
-    finally:
-        await server.aclose()
-
-
-async def test_a_data_frame_between_fragments_is_refused() -> None:
-    """A message's first fragment (left to websockets), then, once the server has read it (a
-    ping sent after it is answered), a whole data frame, which RFC 6455 §5.4 forbids until the
-    message ends: the connection is closed with 1002, as websockets closes it; the frame is not
-    given to the application as a message of its own."""
-    server = UvicornThread(echo(), Settings(redis_url="unused")).start()
-    try:
-        async with connect(server.ws_url, ping_interval=None) as client:
-            for _ in range(2):  # the second is read by the short way
-                await client.send(b"fine")
-                assert await client.recv() == b"fine"
-            client.transport.write(frame(0x01, b"the first fragment"))
-            await asyncio.wait_for(await client.ping(b"read it?"), 30)
-            client.transport.write(frame(TEXT, b"a message inside a message"))
-            await asyncio.wait_for(client.wait_closed(), 30)
-        assert client.close_code == 1002
     finally:
         await server.aclose()
