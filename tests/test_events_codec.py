@@ -138,6 +138,7 @@ def test_representative_event_round_trips(tag: str) -> None:
     raw = ev.encode(event)
     assert isinstance(raw, bytes)
     assert ev.decode(raw) == event
+    assert_same_types(ev.decode(raw), event)
     data = msgpack.unpackb(raw, raw=False, strict_map_key=False)
     assert data["t"] == tag
     assert data["v"] == event.VERSION
@@ -154,6 +155,7 @@ def test_optional_fields_round_trip_as_none(tag: str) -> None:
     cls = ev.EVENT_TYPES[tag]
     event = replace(_fixed(cls), **dict.fromkeys(_optional_fields(cls)))
     assert ev.decode(ev.encode(event)) == event
+    assert_same_types(ev.decode(ev.encode(event)), event)
 
 
 @settings(max_examples=400, deadline=None)
@@ -164,6 +166,14 @@ def test_any_event_round_trips(data: st.DataObject) -> None:
     decoded = ev.decode(ev.encode(event))
     assert decoded == event
     assert type(decoded) is cls
+    assert_same_types(decoded, event)
+
+
+def assert_same_types(decoded: ev.Event, event: ev.Event) -> None:
+    """Each field decoded to a value of the type it was made with: equality alone would take a
+    ``str`` for a ``Faction`` (a ``StrEnum``), or a list for a tuple."""
+    for f in fields(event):
+        assert type(getattr(decoded, f.name)) is type(getattr(event, f.name)), f.name
 
 
 def _raw(tag: str, version: int, **fields_: Any) -> bytes:
