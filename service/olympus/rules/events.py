@@ -288,8 +288,9 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 
 
 def _converter(hint: Any) -> Callable[[Any], Any] | None:
-    """What turns a stored value of type ``hint`` back (None: nothing). ``hint`` as the class
-    says: ``tuple[str, ...]``, or ``tuple`` alone where mypyc compiled the class."""
+    """What turns a stored value of type ``hint`` back (None: nothing), a None aside
+    (``from_dict`` keeps it). ``hint`` as the class says: ``tuple[str, ...]``, or ``tuple``
+    alone where mypyc compiled the class."""
     origin = typing.get_origin(hint)
     if isinstance(hint, type) and issubclass(hint, Enum):
         return hint
@@ -297,8 +298,7 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
         return tuple
     if origin in (typing.Union, types.UnionType):
         inner = [a for a in typing.get_args(hint) if a is not type(None)]
-        conv = _converter(inner[0]) if len(inner) == 1 else None
-        return None if conv is None else (lambda v: None if v is None else conv(v))
+        return _converter(inner[0]) if len(inner) == 1 else None
     return None
 
 

@@ -155,22 +155,23 @@ class Fanout:
     async def _run(self) -> None:
         backoff = 0.05
         while True:
+            error: Exception
             try:
                 if not self._subscribed:
                     await self._resubscribe()
-                error = await self.pubsub.lost()
-                raise error or RedisConnectionError("The pub/sub connection was closed.")
-            except asyncio.CancelledError:
-                raise
-            except (RedisError, OSError) as error:
-                self._subscribed = False
-                self.metrics.pubsub_reconnects.inc()
-                self._next_node()
-                log.warning("pub/sub connection lost", extra={"error": repr(error)})
-                # From the shortest wait after a connection that worked (Redis answered on
-                # it); longer each time one brought nothing (refused, closed before a word).
-                backoff = 0.05 if self._heard else min(backoff * 2, 2.0)
-                await asyncio.sleep(backoff)
+                error = await self.pubsub.lost() or RedisConnectionError(
+                    "The pub/sub connection was closed."
+                )
+            except (RedisError, OSError) as failed:  # Redis refused or is away
+                error = failed
+            self._subscribed = False
+            self.metrics.pubsub_reconnects.inc()
+            self._next_node()
+            log.warning("pub/sub connection lost", extra={"error": repr(error)})
+            # From the shortest wait after a connection that worked (Redis answered on it);
+            # longer each time one brought nothing (refused, closed before a word).
+            backoff = 0.05 if self._heard else min(backoff * 2, 2.0)
+            await asyncio.sleep(backoff)
 
     def _pushed(self, reply: Any) -> None:
         """A message or a confirmation on the classic connection: ``[kind, channel, data]``."""

@@ -69,9 +69,9 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         at = 0
         while end - at >= 2:
             first, second = buffer[at], buffer[at + 1]
-            length = second & 0x7F
+            code = length = second & 0x7F  # 126, 127: a 16-, 64-bit length follows
             start = at + 2
-            if length == 126:
+            if code == 126:
                 if end - start < 2:
                     break  # the rest of the header is still on its way
                 length = int.from_bytes(buffer[start : start + 2], "big")
@@ -80,7 +80,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             if (
                 (first != _TEXT and first != _BINARY)
                 or not second & _MASKED
-                or length == 127
+                or code == 127
                 or (limit is not None and length > limit)
                 or self.conn.state is not State.OPEN
             ):

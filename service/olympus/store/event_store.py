@@ -562,15 +562,14 @@ class EventStore:
         if digest is not None and not _DIGEST.match(digest):
             raise ValueError("a digest is 1-64 hexadecimal digits (command_digest)")
         k = self.keys(room_id)
+        pairs: list[bytes | str] = []
         chains: list[str] = []
         running = chain
         for data in events:
             if running is not None:
                 running = chain_next(running, data)
                 chains.append(running)
-        pairs: list[bytes | str] = []
-        for data, entry_chain in zip(events, chains or [""] * len(events), strict=True):
-            pairs += [data, entry_chain]
+            pairs += [data, running or ""]
         code, a, b = await self._append(
             keys=[k.meta, k.events, k.commands],
             args=[

@@ -80,15 +80,17 @@ class _Protocol(asyncio.Protocol):
         self.timeout = timeout
         self.waiting: deque[_Waiting] = deque()
         self.transport: asyncio.Transport | None = None
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.lost = False
+        # (made by a connection of the running loop)
+        self.loop: asyncio.AbstractEventLoop = asyncio.get_running_loop()
         self.pushed = pushed  # where replies go that no batch waits for (None: an error)
-        self.closed: asyncio.Future[Exception] | None = None  # done when lost: why
+        self.closed: asyncio.Future[Exception] = self.loop.create_future()  # lost: why
+
+    @property
+    def lost(self) -> bool:
+        return self.closed.done()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # (uvloop's are not subclasses)
-        self.loop = asyncio.get_running_loop()
-        self.closed = self.loop.create_future()
 
     def data_received(self, data: bytes) -> None:
         self.reader.feed(data)
@@ -114,9 +116,8 @@ class _Protocol(asyncio.Protocol):
                     head.future.set_result(head.replies)
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.lost = True
         error = RedisConnectionError(f"Connection to Redis lost: {exc!r}")
-        if self.closed is not None and not self.closed.done():
+        if not self.closed.done():
             self.closed.set_result(error)
         while self.waiting:
             waiting = self.waiting.popleft()
@@ -126,7 +127,7 @@ class _Protocol(asyncio.Protocol):
                 waiting.future.set_exception(error)
 
     def send(self, commands: Sequence[Command]) -> asyncio.Future[list[Any]]:
-        assert self.transport is not None and self.loop is not None
+        assert self.transport is not None
         waiting = _Waiting(len(commands), self.loop.create_future())
         if self.timeout is not None:
             waiting.timer = self.loop.call_later(self.timeout, self._timed_out, waiting)
@@ -277,7 +278,7 @@ class PubSubConnection:
 
     async def lost(self) -> Exception | None:
         """Waits until the connection is lost (or closed); why. None at once without one."""
-        if self._protocol is None or self._protocol.closed is None:
+        if self._protocol is None:
             return None
         return await asyncio.shield(self._protocol.closed)
 
