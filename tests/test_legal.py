@@ -40,6 +40,7 @@ from olympus.rules import (
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
+from olympus.rules.characters import CHARACTERS
 
 GAMES = 12
 MAX_COMMANDS = 300
@@ -87,6 +88,55 @@ def test_listed_actions_compare_like_built_ones() -> None:
                     assert hash(built) == hash(action)
                 assert built.wire == action.wire
                 assert LegalAction.of(action.command, action.honor + 1, action.energy) != action
+
+
+def test_a_listed_actions_key_tells_what_it_lists() -> None:
+    """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
+    actions with equal keys list the same, in every position of the random games for both
+    sides; and each listed move's key is the packed int, never the tuple of its fields."""
+    listing: dict[object, tuple[str, int, int]] = {}
+    moves = 0
+    for state in positions():
+        for side in Faction:
+            for action in legal_actions(state, side):
+                key = action.key
+                assert listing.setdefault(key, _key(action)) == _key(action), action
+                if action.type == "move":
+                    assert isinstance(key, int) and 0 <= key < 2**62
+                    moves += 1
+    assert moves > 10_000
+
+
+def test_a_moves_key_packs_each_field_apart() -> None:
+    """Every combination of each field's extreme values packs to a key of its own (no field
+    overlaps another's bits), and a move beyond the ranges has no int key: its key is then the
+    tuple of its fields and costs."""
+    first, last = CHARACTERS[0].name, CHARACTERS[-1].name
+    regions = len(BOARD.regions)
+    masks = (legal._units_mask((first,)), legal._units_mask((first, last)))
+    keys = set()
+    combos = product(
+        masks,
+        (0, regions - 1),
+        (False, True),
+        ((), (first,), (last,)),
+        (False, True),
+        ((), (0,), (regions - 1,)),
+        (-128, 0, 127),
+        (-128, 0, 127),
+    )
+    for mask, to, fly, reveal, use_power, steps, honor, energy in combos:
+        fields = ((), to, fly, reveal, use_power, steps)
+        key = legal._move_key(mask, fields, honor, energy)
+        assert key is not None and 0 <= key < 2**62
+        keys.add(key)
+    assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
+    alone = ((first,), 1, False, (), False, ())
+    assert legal._move_key(masks[0], alone, 128, 0) is None
+    assert legal._move_key(masks[0], alone, 0, -129) is None
+    assert legal._move_key(masks[0], ((first,), 1, False, (first, last), False, ()), 0, 0) is None
+    beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
+    assert beyond.key == (alone, 200, 0)
 
 
 def test_walks_cost_what_execute_charges() -> None:

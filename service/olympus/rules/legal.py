@@ -17,7 +17,7 @@ from . import combat
 from . import commands as cmd
 from . import events as ev
 from .board import BOARD
-from .characters import BY_NAME, Faction
+from .characters import BY_NAME, ORDER, Faction
 from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_steps
 from .decision import Decision
 from .errors import IllegalCommand
@@ -67,10 +67,12 @@ class LegalAction:
         given: tuple[str, ...] = (),
         move: MoveFields | None = None,
         command: cmd.Command | None = None,
+        key: int | None = None,
     ) -> None:
         """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``
         (``wire`` must be its client form: tests/test_legal.py checks), or the move of
-        ``move``'s fields, or ``command`` itself."""
+        ``move``'s fields (``key``: its ``_move_key``, if it has one), or ``command``
+        itself."""
         self._kind = kind
         self._side = side
         self.honor = honor
@@ -79,7 +81,7 @@ class LegalAction:
         self._given = given
         self._move = move
         self._command = command
-        self._key: WireKey | None = move
+        self._key: object = key
 
     @classmethod
     def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
@@ -123,20 +125,26 @@ class LegalAction:
         return wire
 
     @property
-    def wire_key(self) -> WireKey | None:
-        """A hashable stand-in for ``wire``, at hand without building it: a listed move's
-        fields, or the command's class and its given fields (lists as tuples) for another
-        action listed by its ``wire``; None for an action made ``of`` a command. For callers
-        that cache what they derive from the wire (the service's encoded ``legal`` entries):
-        two actions with the same key have the same wire. Kept once made: the listed
+    def key(self) -> object:
+        """A hashable stand-in for what the action lists (its ``wire``, ``honor`` and
+        ``energy``), at hand without building the wire: two actions with equal keys list the
+        same. For callers that keep what they derive from it (the service's encoded ``legal``
+        entries, looked up dozens of times a position). A listed move's is one int
+        (``_move_key``: hashed and compared at once, where a tuple of its fields was a deep
+        compare), another listed action's its class, given fields (lists as tuples) and
+        costs; None for an action made ``of`` a command. Kept once made: the listed
         commitments of a combat are the same objects from position to position."""
         key = self._key
-        if key is None and self._wire is not None:
-            given = [self._wire[f] for f in self._given]
-            key = self._key = (
-                self._kind,
-                tuple([tuple(v) if isinstance(v, list) else v for v in given]),
-            )
+        if key is None:
+            if self._move is not None:
+                key = (self._move, self.honor, self.energy)
+            elif self._wire is not None:
+                given = [self._wire[f] for f in self._given]
+                fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
+                key = (self._kind, fields, self.honor, self.energy)
+            else:
+                return None
+            self._key = key
         return key
 
     def _identity(self) -> tuple[cmd.Command, int, int]:
@@ -175,8 +183,6 @@ _NONE: Final[frozenset[str]] = frozenset()
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
 MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
-# ``LegalAction.wire_key``: a move's fields, or another action's class and given fields.
-WireKey = MoveFields | tuple[type[cmd.Command], tuple[Any, ...]]
 _PLAIN: Final[tuple[Form, ...]] = (((), False),)  # the only form of most moves
 
 
@@ -192,15 +198,69 @@ _MOVE: Final = cmd.Move  # read once per listed move: a constant, not a module a
 
 def _move_action(
     move: MoveContext,
+    mask: int,
     reveal: tuple[str, ...],
     honor: int,
     energy: int,
     steps: tuple[int, ...] = (),
 ) -> LegalAction:
-    """The listed ``cmd.Move`` of ``move``, as a client sends it."""
+    """The listed ``cmd.Move`` of ``move``, whose units are those of ``mask``
+    (``_units_mask``), as a client sends it."""
     fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
     given = _WALK_GIVEN if steps else _MOVE_GIVEN
-    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields)
+    key = _move_key(mask, fields, honor, energy)
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, key)
+
+
+# A listed move's key (``LegalAction.key``) packs its fields and costs into the bits of one
+# int, each field in a range of its own: the units as one bit each (by ORDER), the
+# destination, a revealed unit and a further step each as 0 (none) or 1 + its number, the two
+# flags, then Honor and Energy offset by half their range. Below 2**62, an int mypyc keeps
+# unboxed. A move outside these ranges (more than one unit revealed or one further step, a
+# cost beyond ±127) has none, and its key is the tuple of its fields (``LegalAction.key``).
+_UNIT_BITS: Final = len(ORDER)
+_REGION_BITS: Final = (len(BOARD.regions) + 1).bit_length()
+_UNIT_CODE_BITS: Final = (len(ORDER) + 1).bit_length()
+_COST_BITS: Final = 8
+_TO_AT: Final = _UNIT_BITS
+_REVEAL_AT: Final = _TO_AT + _REGION_BITS
+_STEP_AT: Final = _REVEAL_AT + _UNIT_CODE_BITS
+_FLY_AT: Final = _STEP_AT + _REGION_BITS
+_HONOR_AT: Final = _FLY_AT + 2
+_ENERGY_AT: Final = _HONOR_AT + _COST_BITS
+_COST_OFFSET: Final = 1 << (_COST_BITS - 1)
+assert _ENERGY_AT + _COST_BITS <= 62
+
+
+def _units_mask(units: tuple[str, ...]) -> int:
+    """The bits of ``units`` in a move's key: R1-ordered (as every listed group is), so the
+    set tells the tuple."""
+    mask = 0
+    for unit in units:
+        mask |= 1 << ORDER[unit]
+    return mask
+
+
+def _move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> int | None:
+    """``mask`` (``_units_mask`` of the units) with the move's other fields and costs packed
+    above it, or None if one does not fit its range."""
+    _, to, fly, reveal, use_power, steps = fields
+    if len(reveal) > 1 or len(steps) > 1:
+        return None
+    if not (-_COST_OFFSET <= honor < _COST_OFFSET and -_COST_OFFSET <= energy < _COST_OFFSET):
+        return None
+    revealed = ORDER[reveal[0]] + 1 if reveal else 0
+    step = steps[0] + 1 if steps else 0
+    return (
+        mask
+        | (to << _TO_AT)
+        | (revealed << _REVEAL_AT)
+        | (step << _STEP_AT)
+        | (int(fly) << _FLY_AT)
+        | (int(use_power) << (_FLY_AT + 1))
+        | ((honor + _COST_OFFSET) << _HONOR_AT)
+        | ((energy + _COST_OFFSET) << _ENERGY_AT)
+    )
 
 
 def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
@@ -227,11 +287,12 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "movers", "users", "walks")
+    __slots__ = ("fly", "mask", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
         # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
         self.movers = Movers(state, side, units, state.positions[units[0]])
+        self.mask = _units_mask(units)
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         movers = self.movers.units
@@ -278,9 +339,9 @@ def _destination_moves(
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, IllegalCommand):
             continue
-        found.append(_move_action(variant, reveal, plan.honor, plan.energy))
+        found.append(_move_action(variant, group.mask, reveal, plan.honor, plan.energy))
         if group.walks and not state.units_in(to):
-            _extra_steps(found, state, plan, reveal)
+            _extra_steps(found, state, plan, group.mask, reveal)
 
 
 def _forms(
@@ -301,7 +362,11 @@ def _forms(
 
 
 def _extra_steps(
-    found: list[LegalAction], state: GameState, plan: MovePlan, reveal: tuple[str, ...]
+    found: list[LegalAction],
+    state: GameState,
+    plan: MovePlan,
+    mask: int,
+    reveal: tuple[str, ...],
 ) -> None:
     """Hermes' paths of one further step (R3) after the first step ``plan`` to an empty region;
     longer paths are legal too, not listed.
@@ -335,9 +400,8 @@ def _extra_steps(
             further = walker.judge(walker.move(step))
         except IllegalCommand:
             continue
-        found.append(
-            _move_action(plan.move, reveal, honor + further.honor, energy + further.energy, (step,))
-        )
+        honor_, energy_ = honor + further.honor, energy + further.energy
+        found.append(_move_action(plan.move, mask, reveal, honor_, energy_, (step,)))
 
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat

@@ -188,22 +188,21 @@ def action(a: LegalAction) -> Message:
 
 # Encoded actions held per codec, at most this many each (then forgotten all at once).
 _HELD_ACTIONS = 1 << 16
-_ENCODED: dict[str, dict[tuple[object, int, int], Frame]] = {name: {} for name in CODECS}
+_ENCODED: dict[str, dict[object, Frame]] = {name: {} for name in CODECS}
 
 
 def encoded_actions(codec: Codec, actions: list[LegalAction]) -> list[Frame]:
     """``action(a)`` of each action, encoded. An entry is encoded once and reused while the
-    process holds it (keyed by ``LegalAction.wire_key`` and the costs): a position lists
+    process holds it (keyed by ``LegalAction.key``): a position lists
     mostly the moves of the positions before it, a combat the commitments of others, and most
     of a ``legal`` frame's cost was building and encoding the same entries again
     (docs/performance.md). An action without a key (made ``of`` a command) is encoded anew."""
     held = _ENCODED[codec.name]
     entries: list[Frame] = []
     for a in actions:
-        if (fields := a.wire_key) is None:
+        if (key := a.key) is None:
             entries.append(codec.encode(action(a)))
             continue
-        key = (fields, a.honor, a.energy)
         if (entry := held.get(key)) is None:
             if len(held) >= _HELD_ACTIONS:
                 held.clear()
