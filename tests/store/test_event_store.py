@@ -192,6 +192,28 @@ async def test_appends_after_redis_forgot_the_script(store: EventStore, room_id:
         assert (results[2].version, results[2].duplicate) == (2, False)
 
 
+async def test_the_stores_scripts_after_redis_forgot_them(store: EventStore, room_id: str) -> None:
+    """Every script of the store, not only the append's, is refused unrun by a Redis that
+    forgot it (a restart), then loaded and sent again: each call still does what it does,
+    once."""
+    await store.redis.script_flush()
+    epoch = await store.create_room(room_id, b"meta")
+    await store.redis.script_flush()
+    await store.append(room_id, 0, [ev(1), ev(2)])
+    await store.redis.script_flush()
+    assert await store.set_room_status(room_id, "live") is None
+    await store.redis.script_flush()
+    assert await store.save_snapshot(room_id, 2, b"snap")
+    await store.redis.script_flush()
+    loaded = await store.load(room_id)
+    assert (loaded.epoch, loaded.version, loaded.snapshot) == (epoch, 2, Snapshot(2, b"snap"))
+    await store.redis.script_flush()
+    assert await store.trim(room_id, 1) == 1
+    await store.redis.script_flush()
+    assert [e.data for e in await store.read(room_id, 1)] == [ev(2)]
+    assert await store.room_status(room_id) == "live"
+
+
 async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
     store: EventStore, room_id: str
 ) -> None:

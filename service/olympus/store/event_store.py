@@ -44,6 +44,7 @@ from redis.commands.core import AsyncScript
 
 from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
+from .resp_connection import RespConnection, RespScript, one
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -409,6 +410,10 @@ def _to_events(entries: list[Any]) -> list[StoredEvent]:
     return events
 
 
+# A Lua script, called with ``keys=`` and ``args=``.
+Script = AsyncScript | cluster_calls.SlotScript | RespScript
+
+
 class EventStore:
     """Event store over a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
 
@@ -430,6 +435,9 @@ class EventStore:
         self.prefix = prefix
         # The one place that chooses the hints: sharded pub/sub on a cluster, classic otherwise.
         self.sharded = isinstance(redis, RedisCluster)
+        # On one Redis, the other calls' own connection (resp_connection.py): redis-py's
+        # client cost tens of µs of Python per call, and a game makes a score of them.
+        self._calls = None if isinstance(redis, RedisCluster) else RespConnection(redis)
         append = redis.register_script(_append_script(self.sharded))
         self._append = ScriptBatcher(redis, append, replicated)
         self._read = self._room_script(_LUA_READ)
@@ -437,28 +445,38 @@ class EventStore:
         self._drop_snapshot_ahead = self._room_script(_LUA_DROP_SNAPSHOT_AHEAD)
         self._trim = self._room_script(_LUA_TRIM)
         self._create = self._room_script(_LUA_CREATE)
-        self._set_status = redis.register_script(_LUA_SET_STATUS)
+        self._set_status = self._script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
 
     async def aclose(self) -> None:
-        """Close the appends' own connection (batching.py; ``redis`` is the caller's to close).
-        The store may still be used: its next append connects again."""
+        """Close the store's own connections (batching.py, resp_connection.py; ``redis`` is the
+        caller's to close). The store may still be used: its next call connects again."""
         await self._append.aclose()
+        if self._calls is not None:
+            await self._calls.aclose()
 
-    def _room_script(self, script: str) -> AsyncScript | cluster_calls.SlotScript:
+    def _room_script(self, script: str) -> Script:
         """A script on a room's keys: on a cluster called through ``cluster_calls``."""
-        registered = self.redis.register_script(script)
         if isinstance(self.redis, RedisCluster):
-            return cluster_calls.SlotScript(self.redis, registered)
-        return registered
+            return cluster_calls.SlotScript(self.redis, self.redis.register_script(script))
+        return self._script(script)
+
+    def _script(self, script: str) -> Script:
+        """A script on one slot's keys: on one Redis on the store's own connection, on a
+        cluster as redis-py routes it."""
+        if self._calls is None:
+            return self.redis.register_script(script)
+        return RespScript(self._calls, script)
 
     async def _on_room(self, key: str, *command: Any) -> Any:
         """One command on a room's ``key``: on a cluster through ``cluster_calls.call`` (a
-        migration of the room's slot delays it, never fails it), else as redis-py sends it."""
+        migration of the room's slot delays it, never fails it), else on the store's own
+        connection."""
         if isinstance(self.redis, RedisCluster):
             return cluster_calls.first(await cluster_calls.call(self.redis, key, command))
-        return await self.redis.execute_command(*command)
+        assert self._calls is not None
+        return await one(self._calls, command)
 
     # -- naming ---------------------------------------------------------------------------
 

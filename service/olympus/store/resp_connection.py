@@ -6,7 +6,9 @@ event loop (batching.py). Through redis-py's pipeline each costs tens of µs of 
 pipeline object, each argument encoded in a loop, the pool, the retry wrapper and asyncio's
 streams (docs/performance.md). Here a batch is one ``transport.write`` of its packed commands
 and one future, and the replies are parsed in C (``hiredis.Reader``) as they arrive, in order,
-for every batch in flight on the connection (``RespConnection``). The pub/sub hints that follow
+for every batch in flight on the connection (``RespConnection``). The store's other calls on
+one Redis (a score per game: creating, loading, snapshots, the lobby's status) go the same way,
+one command or one script at a time (``one``, ``RespScript``). The pub/sub hints that follow
 every append come back the same way: each message parsed in C and handed to its handler from
 the protocol's ``data_received``, with no reader task, no message dict and no redis-py
 (``PubSubConnection``, fanout.py).
@@ -27,6 +29,7 @@ its sharded hints through redis-py's pub/sub (sharded_hints.py).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, cast
@@ -35,7 +38,7 @@ import hiredis
 from redis._parsers.base import BaseParser
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
-from redis.exceptions import BusyLoadingError, InvalidResponse, RedisError
+from redis.exceptions import BusyLoadingError, InvalidResponse, NoScriptError, RedisError
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -249,6 +252,37 @@ class RespConnection:
             if self._protocol is None or self._protocol.lost:
                 self._protocol = await self._endpoint.open()
         return self._protocol
+
+
+async def one(connection: RespConnection, command: Command) -> Any:
+    """``command``'s reply on ``connection``; an error reply raised."""
+    (reply,) = await connection.call([command])
+    if isinstance(reply, Exception):
+        raise reply
+    return reply
+
+
+class RespScript:
+    """A Lua script called on a ``RespConnection``: what redis-py's ``AsyncScript`` is (the same
+    ``keys=``, ``args=``), without its cost per call (a client-side ``isinstance`` against a
+    typing protocol, the pool, the retry wrapper: tens of µs, docs/performance.md). Sent as
+    EVALSHA; one Redis does not know (a restart flushes scripts) is refused unrun, loaded on
+    the same connection and sent again."""
+
+    def __init__(self, connection: RespConnection, script: str) -> None:
+        self.connection = connection
+        self.script = script
+        self.sha = hashlib.sha1(script.encode()).hexdigest()  # as Redis names it
+
+    async def __call__(self, keys: Sequence[Arg] = (), args: Sequence[Arg] = ()) -> Any:
+        command = ("EVALSHA", self.sha, len(keys), *keys, *args)
+        (reply,) = await self.connection.call([command])
+        if isinstance(reply, NoScriptError):
+            await one(self.connection, ("SCRIPT", "LOAD", self.script))
+            (reply,) = await self.connection.call([command])
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
 
 
 class PubSubConnection:
