@@ -123,6 +123,7 @@ class Seated:
 # A room's seats hash as written: seat -> its generation, name:<seat> -> a display name.
 Seats = dict[FieldT, EncodableT]
 
+
 def _names(seats: Mapping[bytes | str, bytes | str]) -> dict[str, str | None]:
     """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
     host = text(seats.get(b"host_side", b""))
@@ -145,7 +146,7 @@ class Lobby:
         self.store = store
         self.secret = secret
         self.seed_source = seed_source
-        self._join = redis.register_script(_LUA_JOIN)
+        self._join = store.room_script(_LUA_JOIN)
         self._moved: dict[str, int] = {}  # rooms whose last command's time is not written yet
 
     def seats_key(self, room: str) -> str:
@@ -192,7 +193,8 @@ class Lobby:
             "created_ms": time.time_ns() // 1_000_000,
         } | meta
         epoch = await self.store.create_room(room, msgpack.packb(record))
-        await self.redis.hset(self.seats_key(room), mapping=seats)
+        key = self.seats_key(room)
+        await self.store.call(key, "HSET", key, *(x for pair in seats.items() for x in pair))
         await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
         await self.store.set_room_status(room, status)
         return room, epoch
@@ -209,15 +211,16 @@ class Lobby:
         key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
         fresh = secrets.token_urlsafe(9)
         room: str | None = fresh
-        if await self.redis.hsetnx(key, "rematch", fresh):
-            names = _names(await self.redis.hgetall(key))
+        if await self.store.call(key, "HSETNX", key, "rematch", fresh):
+            names = _names(await self.redis.hgetall(key))  # (a dict: redis-py's)
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
             await self._open(request, seats, "live", fresh, challenge=False, rematch_of=claim.room)
         else:
-            held = await self.redis.hget(key, "rematch")  # None: the seats were dropped since
+            # None: the seats were dropped since
+            held = await self.store.call(key, "HGET", key, "rematch")
             room = None if held is None else text(held)
         if room is None or not await self.store.room_exists(room):
             raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
@@ -249,7 +252,8 @@ class Lobby:
     async def host_seat(self, claim: SeatClaim) -> Seated:
         """A Challenge creator's seat, once the opponent has picked the other one."""
         await self.check_generation(claim)
-        side = await self.redis.hget(self.seats_key(claim.room), "host_side")
+        key = self.seats_key(claim.room)
+        side = await self.store.call(key, "HGET", key, "host_side")
         if side is None:
             raise LobbyError(409, "no_opponent_yet", "The opponent has not picked a side yet.")
         seat = text(side)
@@ -269,13 +273,12 @@ class Lobby:
         if not self._moved:
             return
         moved, self._moved = self._moved, {}
-        pipe = self.redis.pipeline(transaction=False)
-        for room, ms in moved.items():
-            pipe.hset(self.seats_key(room), "moved_ms", ms)
-        await pipe.execute()
+        times = moved.items()
+        await self.store.calls([("HSET", self.seats_key(r), "moved_ms", ms) for r, ms in times])
 
     async def generation(self, room: str, seat: str) -> int | None:
-        value = await self.redis.hget(self.seats_key(room), seat)
+        key = self.seats_key(room)
+        value = await self.store.call(key, "HGET", key, seat)
         return None if value is None else int(value)
 
     async def check_generation(self, claim: SeatClaim) -> None:
@@ -285,13 +288,15 @@ class Lobby:
     async def revoke(self, claim: SeatClaim) -> Seated:
         """Invalidate every token of the seat and hand out the one new token."""
         await self.check_generation(claim)
-        generation = await self.redis.hincrby(self.seats_key(claim.room), claim.seat, 1)
+        key = self.seats_key(claim.room)
+        generation = await self.store.call(key, "HINCRBY", key, claim.seat, 1)
         token = self._token(claim.room, claim.seat, generation)
         epoch = await self.store.epoch(claim.room)
         return Seated(claim.room, epoch, claim.seat, token, generation=generation)
 
     async def seats_full(self, room: str) -> bool:
-        return None not in await self.redis.hmget(self.seats_key(room), list(SEATS))
+        key = self.seats_key(room)
+        return None not in await self.store.call(key, "HMGET", key, *SEATS)
 
     async def _meta_or_404(self, room: str) -> dict[str, Any]:
         if not tokens.is_room_id(room) or not await self.store.room_exists(room):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -44,7 +45,7 @@ from redis.commands.core import AsyncScript
 
 from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
-from .resp_connection import RespConnection, RespScript, one
+from .resp_connection import Command, RespConnection, RespScript, one
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -440,11 +441,11 @@ class EventStore:
         self._calls = None if isinstance(redis, RedisCluster) else RespConnection(redis)
         append = redis.register_script(_append_script(self.sharded))
         self._append = ScriptBatcher(redis, append, replicated)
-        self._read = self._room_script(_LUA_READ)
-        self._save_snapshot = self._room_script(_LUA_SAVE_SNAPSHOT)
-        self._drop_snapshot_ahead = self._room_script(_LUA_DROP_SNAPSHOT_AHEAD)
-        self._trim = self._room_script(_LUA_TRIM)
-        self._create = self._room_script(_LUA_CREATE)
+        self._read = self.room_script(_LUA_READ)
+        self._save_snapshot = self.room_script(_LUA_SAVE_SNAPSHOT)
+        self._drop_snapshot_ahead = self.room_script(_LUA_DROP_SNAPSHOT_AHEAD)
+        self._trim = self.room_script(_LUA_TRIM)
+        self._create = self.room_script(_LUA_CREATE)
         self._set_status = self._script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
@@ -456,8 +457,9 @@ class EventStore:
         if self._calls is not None:
             await self._calls.aclose()
 
-    def _room_script(self, script: str) -> Script:
-        """A script on a room's keys: on a cluster called through ``cluster_calls``."""
+    def room_script(self, script: str) -> Script:
+        """A script on a room's keys (the store's, or the lobby's on the room's slot): on a
+        cluster called through ``cluster_calls``."""
         if isinstance(self.redis, RedisCluster):
             return cluster_calls.SlotScript(self.redis, self.redis.register_script(script))
         return self._script(script)
@@ -469,14 +471,32 @@ class EventStore:
             return self.redis.register_script(script)
         return RespScript(self._calls, script)
 
-    async def _on_room(self, key: str, *command: Any) -> Any:
-        """One command on a room's ``key``: on a cluster through ``cluster_calls.call`` (a
-        migration of the room's slot delays it, never fails it), else on the store's own
-        connection."""
+    async def call(self, key: str, *command: Any) -> Any:
+        """One command on a room's ``key`` (the store's, or the lobby's on the room's slot):
+        on a cluster through ``cluster_calls.call`` (a migration of the room's slot delays it,
+        never fails it), else on the store's own connection; an error reply raised. For
+        commands whose reply is the same either way: on one Redis as Redis gives it, on a
+        cluster through redis-py's reply callbacks (which make HGETALL's a dict, HSETNX's a
+        bool)."""
         if isinstance(self.redis, RedisCluster):
             return cluster_calls.first(await cluster_calls.call(self.redis, key, command))
         assert self._calls is not None
         return await one(self._calls, command)
+
+    async def calls(self, commands: Sequence[Command]) -> None:
+        """Commands on many rooms' keys, for their effect only (the lobby's times of the last
+        moves): on one Redis one batch on the store's own connection, on a cluster a redis-py
+        pipeline (grouped by node). Raises the first error."""
+        if isinstance(self.redis, RedisCluster):
+            pipe = self.redis.pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            await pipe.execute()
+            return
+        assert self._calls is not None
+        for reply in await self._calls.call(commands):
+            if isinstance(reply, Exception):
+                raise reply
 
     # -- naming ---------------------------------------------------------------------------
 
@@ -517,21 +537,21 @@ class EventStore:
 
     async def epoch(self, room_id: str) -> int:
         meta = self.keys(room_id).meta
-        value = await self._on_room(meta, "HGET", meta, "epoch")
+        value = await self.call(meta, "HGET", meta, "epoch")
         if value is None:
             raise RoomNotFound(room_id)
         return int(value)
 
     async def room_meta(self, room_id: str) -> bytes:
         meta = self.keys(room_id).meta
-        value = await self._on_room(meta, "HGET", meta, "meta")
+        value = await self.call(meta, "HGET", meta, "meta")
         if value is None:
             raise RoomNotFound(room_id)
         return bytes(value)
 
     async def room_exists(self, room_id: str) -> bool:
         meta = self.keys(room_id).meta
-        return bool(await self._on_room(meta, "EXISTS", meta))
+        return bool(await self.call(meta, "EXISTS", meta))
 
     async def delete_room(self, room_id: str) -> bool:
         """Delete all of the room's keys atomically (one DEL), then its lobby entry.
@@ -540,7 +560,7 @@ class EventStore:
         reused by ``create_room``, which gives a fresh epoch and starts again at version 0.
         """
         k = self.keys(room_id)
-        existed = await self._on_room(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot)
+        existed = await self.call(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot)
         await self._set_status(keys=[self._status_key, self._by_status_key], args=[room_id, ""])
         return bool(existed)
 
@@ -614,7 +634,7 @@ class EventStore:
     async def applied(self, room_id: str, command_id: str) -> Applied | None:
         """What a command id was applied as, if it was: its versions and digest."""
         commands = self.keys(room_id).commands
-        value = await self._on_room(commands, "HGET", commands, command_id)
+        value = await self.call(commands, "HGET", commands, command_id)
         if value is None:
             return None
         first, last, *digest = value.decode().split(":")
@@ -698,7 +718,7 @@ class EventStore:
 
     async def load_snapshot(self, room_id: str) -> Snapshot | None:
         snapshot = self.keys(room_id).snapshot
-        version, data = await self._on_room(snapshot, "HMGET", snapshot, "v", "d")
+        version, data = await self.call(snapshot, "HMGET", snapshot, "v", "d")
         if version is None:
             return None
         return Snapshot(int(version), bytes(data))
