@@ -14,6 +14,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from redis.asyncio import Redis
+
 from olympus.bots import play_random_game
 from olympus.rules import Options, encode
 from olympus.server import snapshots
@@ -21,12 +23,15 @@ from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import ServiceMetrics
 from olympus.server.room import RoomRuntime
 from olympus.server.settings import Settings
-from olympus.store import Snapshot, StoredEvent
+from olympus.store import EventStore, Snapshot, StoredEvent
 
 
 def runtime() -> RoomRuntime:
+    """A room as a process holds it; its store is never called (a client connects on first
+    use, and loading a room from bytes at hand uses none)."""
     settings = Settings(redis_url="redis://unused")
-    return RoomRuntime("bench", 1, None, settings, ServiceMetrics(), LegalQueue())  # type: ignore[arg-type]
+    store = EventStore(Redis.from_url(settings.redis_url))
+    return RoomRuntime("bench", 1, store, settings, ServiceMetrics(), LegalQueue())
 
 
 def load_whole(stored: list[StoredEvent]) -> RoomRuntime:
