@@ -1,0 +1,80 @@
+"""Every benchmark under ``bench/`` still runs: each is run here on a tiny workload and must
+finish and write its headline figures under the keys bench/README.md documents. Only that they
+run and report, never how fast (speed is the benchmarks' business, not the tests'). A bench
+nobody runs for a while breaks unseen: room_load_bench did once the service was compiled."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+# bench, tiny arguments, the figures its --json must hold (None: it writes no --json)
+RUNS: list[tuple[str, list[str], set[str] | None]] = [
+    (
+        "rules_bench.py",
+        ["--games", "3", "--repeat", "1", "--runs", "1"],
+        {"legal_turn_mean_us", "legal_combat_mean_us", "execute_median_us", "replay_events_per_s"},
+    ),
+    ("playout_bench.py", ["--games", "3"], {"games_per_s", "positions_per_s"}),
+    (
+        "command_path_bench.py",
+        ["--rooms", "2", "--commands", "50", "--runs", "1"],
+        {"service_ms_per_command", "bot_ms_per_command", "legal_frames_us_per_command"},
+    ),
+    (
+        "load_bench.py",
+        [
+            *("--mode", "closed", "--rooms", "2", "--seconds", "1", "--warmup", "0.5"),
+            *("--workers", "1", "--spectators"),
+        ],
+        {
+            "commands_per_s",
+            "server_cpu_us_per_command",
+            "p50_ms",
+            "p99_ms",
+            "next_legal_p50_ms",
+            "next_legal_p99_ms",
+        },
+    ),
+    ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
+    ("ws_floor_bench.py", ["--rooms", "2", "--seconds", "1", "--warmup", "0.5"], None),
+]
+
+
+def _run(bench: str, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, str(BENCH / bench), *args]
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+@pytest.mark.parametrize(("bench", "args", "figures"), RUNS, ids=[r[0] for r in RUNS])
+def test_a_bench_runs_and_reports(
+    tmp_path: Path, bench: str, args: list[str], figures: set[str] | None
+) -> None:
+    out = tmp_path / "out.json"
+    run = _run(bench, *args, *(() if figures is None else ("--json", str(out))))
+    assert run.returncode == 0, run.stderr[-3000:]
+    if figures is not None:
+        report = json.loads(out.read_text())
+        assert figures <= set(report), figures - set(report)
+        assert all(isinstance(report[f], int | float) for f in figures), report
+
+
+def test_the_legal_equivalence_check_passes_the_same_code_and_fails_another(
+    tmp_path: Path,
+) -> None:
+    """Its digests written by this code compare equal to this code's, and one changed
+    position is found."""
+    written = tmp_path / "old.json"
+    assert _run("legal_equivalence.py", "--games", "2", "--write", str(written)).returncode == 0
+    assert _run("legal_equivalence.py", "--games", "2", "--compare", str(written)).returncode == 0
+    digests = json.loads(written.read_text())
+    game, command, _ = digests[5].split(":")
+    digests[5] = f"{game}:{command}:{'0' * 64}"
+    written.write_text(json.dumps(digests))
+    assert _run("legal_equivalence.py", "--games", "2", "--compare", str(written)).returncode != 0
