@@ -5,8 +5,10 @@ take one), and the first to ask creates it."""
 from __future__ import annotations
 
 import random
+import secrets
 
 import httpx
+import pytest
 from service_harness import Oracle, ServerThread, WsClient, drive, live_game
 
 from olympus.rules import Faction
@@ -73,3 +75,22 @@ async def test_rematch_needs_a_finished_game_and_a_seat_token(http: httpx.AsyncC
     assert refused.json()["code"] == "not_finished"
     bad = await http.post(f"/rooms/{created['room']}/rematch", headers=_bearer("t1.x.y.1.z"))
     assert bad.status_code == 401
+
+
+async def test_a_rematch_whose_claim_was_written_before_a_lost_reply_is_still_made(
+    http: httpx.AsyncClient, store: EventStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The HSETNX that claims the rematch is sent again when its connection is lost after
+    Redis ran it (redis_clients.py): the resend finds the claim already there, and it is this
+    request's own id, so the request makes the rematch instead of answering "being set up"
+    to everyone for ever. (The first sending's write is made here by hand.)"""
+    created = (await http.post("/rooms", json={"side": "olympians", "name": "Ann"})).json()
+    await http.post(f"/rooms/{created['room']}/join", json={"name": "Bob"})
+    await store.set_room_status(created["room"], "finished")
+    seats = f"{store.prefix}:room:{{{created['room']}}}:seats"
+    claimed = "claimedXXXXX"
+    await store.redis.hset(seats, "rematch", claimed)
+    monkeypatch.setattr(secrets, "token_urlsafe", lambda _n: claimed)
+    made = await http.post(f"/rooms/{created['room']}/rematch", headers=_bearer(created["token"]))
+    assert made.status_code == 200, made.text
+    assert made.json()["room"] == claimed and await store.room_exists(claimed)

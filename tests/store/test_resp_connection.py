@@ -155,6 +155,28 @@ async def test_a_killed_connection_fails_its_batch_and_the_next_connects_again(
         await client.delete(key)
 
 
+async def test_a_cancelled_call_leaves_the_others_on_the_connection(
+    client: Redis, connection: RespConnection
+) -> None:
+    """A caller cancelled while its batch waits does not close the connection under the
+    batches behind it (they would fail, and be sent again though Redis may have run them):
+    its reply is read and dropped, the next batch gets its own, on the same connection."""
+    key = f"resp-{uuid.uuid4().hex}"
+    try:
+        [ours] = await connection.call([("CLIENT", "ID")])
+        blocked_call = asyncio.create_task(connection.call([("BLPOP", key, 20)], retry=False))
+        await blocked(client, ours)
+        behind = asyncio.create_task(connection.call([("INCR", key + ":n")], retry=False))
+        await asyncio.sleep(0)  # written behind the BLPOP
+        blocked_call.cancel()
+        await client.rpush(key, "for nobody now")
+        assert await asyncio.wait_for(behind, 10) == [1]
+        assert await connection.call([("CLIENT", "ID")]) == [ours]
+        assert await client.get(key + ":n") == b"1"  # run once
+    finally:
+        await client.delete(key, key + ":n")
+
+
 async def test_a_late_reply_times_out_and_the_connection_is_not_reused(
     redis_server: EmbeddedRedis,
 ) -> None:

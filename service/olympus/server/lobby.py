@@ -211,17 +211,18 @@ class Lobby:
         key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
         fresh = secrets.token_urlsafe(9)
         room: str | None = fresh
-        if await self.store.call(key, "HSETNX", key, "rematch", fresh):
+        if not await self.store.call(key, "HSETNX", key, "rematch", fresh):
+            # None: the seats were dropped since. Our own id: the HSETNX was sent again after
+            # a lost reply and found its first sending's write.
+            held = await self.store.call(key, "HGET", key, "rematch")
+            room = None if held is None else text(held)
+        if room == fresh:
             names = _names(await self.redis.hgetall(key))  # (a dict: redis-py's)
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
             await self._open(request, seats, "live", fresh, challenge=False, rematch_of=claim.room)
-        else:
-            # None: the seats were dropped since
-            held = await self.store.call(key, "HGET", key, "rematch")
-            room = None if held is None else text(held)
         if room is None or not await self.store.room_exists(room):
             raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
         return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)

@@ -63,9 +63,12 @@ def command_client(settings: Settings) -> Redis | RedisCluster:
     """The client for every command but pub/sub. Its commands are tried again, on a fresh
     connection, when the connection fails or Redis is still loading its AOF after a restart:
     the first command after Redis returns must not be refused because its pooled connection
-    died with the old server. Trying again is safe for what the service sends: appends name
-    their command id (a repeat is a duplicate), everything else is a read or sets a value
-    again."""
+    died with the old server. A command whose connection was lost after Redis ran it is then
+    run twice: appends name their command id (a repeat is a duplicate), most else is a read or
+    sets a value again, and the few that do not are written to bear it (a rematch's HSETNX
+    finds its own id; a revoked seat's generation may step by two, and the token handed out
+    is the one Redis holds). The store's own connections (store/resp_connection.py) follow the
+    same policy."""
     nodes = cluster_nodes(settings.redis_url)
     if nodes is not None:
         return RedisCluster(

@@ -231,15 +231,18 @@ class RespConnection:
             self._protocol = None
 
     async def _failed(self, error: Exception) -> None:
-        await self.aclose()
+        """Before a batch is sent again: a lost connection is let go (the next batch connects
+        anew). One still up is kept, never closed here: other callers' batches may be waiting
+        on it (a fresh one, even, opened by another caller's retry), and closing it would make
+        them send again what Redis may already have run."""
+        if self._protocol is not None and self._protocol.lost:
+            self._protocol = None
 
     async def _once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
-        try:
-            replies = await protocol.send(commands)  # fails after the timeout (_Protocol)
-        except asyncio.CancelledError:  # its replies may still come, out of step with the
-            protocol.close()  # next batch's: the connection can no longer be trusted
-            raise
+        # A caller cancelled meanwhile keeps its place in the connection's queue: its replies
+        # are read and dropped (``_Protocol.data_received``), the others' stay in step.
+        replies = await protocol.send(commands)  # fails after the timeout (_Protocol)
         for reply in replies:
             if isinstance(reply, BusyLoadingError):  # refused, not run: send the batch again
                 raise reply
