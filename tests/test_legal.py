@@ -93,7 +93,9 @@ def test_listed_actions_compare_like_built_ones() -> None:
 def test_a_listed_actions_key_tells_what_it_lists() -> None:
     """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
     actions with equal keys list the same, in every position of the random games for both
-    sides; and each listed move's key is the packed int, never the tuple of its fields."""
+    sides; each listed move's key is the packed int, never the tuple of its fields, its units'
+    bits those of its units; an action made of a command has none, even once its wire is
+    read (all of one type and costs would share one)."""
     listing: dict[object, tuple[str, int, int]] = {}
     moves = 0
     for state in positions():
@@ -103,8 +105,12 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                 assert listing.setdefault(key, _key(action)) == _key(action), action
                 if action.type == "move":
                     assert isinstance(key, int) and 0 <= key < 2**62
+                    units = tuple(action.wire["units"])  # the mask its group gave is its units'
+                    assert key & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
                     moves += 1
     assert moves > 10_000
+    built = LegalAction.of(action.command, action.honor, action.energy)
+    assert built.wire == action.wire and built.key is None  # made of a command: never keyed
 
 
 def test_a_moves_key_packs_each_field_apart() -> None:

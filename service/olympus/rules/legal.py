@@ -50,6 +50,7 @@ class LegalAction:
         "_given",
         "_key",
         "_kind",
+        "_listed",
         "_move",
         "_side",
         "_wire",
@@ -82,6 +83,7 @@ class LegalAction:
         self._move = move
         self._command = command
         self._key: object = key
+        self._listed = command is None  # made ``of`` a command: no key (``key``)
 
     @classmethod
     def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
@@ -135,15 +137,13 @@ class LegalAction:
         costs; None for an action made ``of`` a command. Kept once made: the listed
         commitments of a combat are the same objects from position to position."""
         key = self._key
-        if key is None:
+        if key is None and self._listed:
             if self._move is not None:
                 key = (self._move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
                 key = (self._kind, fields, self.honor, self.energy)
-            else:
-                return None
             self._key = key
         return key
 
