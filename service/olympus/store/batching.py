@@ -32,8 +32,8 @@ from redis.asyncio.cluster import RedisCluster
 from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
-from .cluster_calls import call_script, first
-from .resp_connection import Command, RespConnection
+from .cluster_calls import call_script
+from .resp_connection import RespConnection, RespScript, first
 
 Queued = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]  # keys, args, its result
 
@@ -59,21 +59,26 @@ class ScriptBatcher:
     def __init__(
         self,
         redis: Redis | RedisCluster,
-        script: AsyncScript,
+        script: str,
         replicated: Replicated | None = None,
     ) -> None:
         self.redis = redis
-        self.script = script
         self.replicated = replicated
-        # On one Redis, the batches' own connection (resp_connection.py).
-        self._connection = None if isinstance(redis, RedisCluster) else RespConnection(redis)
+        # On one Redis, the batches' own connection (resp_connection.py) and the script on
+        # it; on a cluster, redis-py's script (cluster_calls.call_script).
+        self._script: RespScript | None = None
+        self._cluster_script: AsyncScript | None = None
+        if isinstance(redis, RedisCluster):
+            self._cluster_script = redis.register_script(script)
+        else:
+            self._script = RespScript(RespConnection(redis), script)
         self._queued: list[Queued] = []
         self._flushes: set[asyncio.Task[None]] = set()
 
     async def aclose(self) -> None:
         """Close the batches' own connection (one Redis); a later call opens it again."""
-        if self._connection is not None:
-            await self._connection.aclose()
+        if self._script is not None:
+            await self._script.connection.aclose()
 
     async def __call__(self, keys: Sequence[Any], args: Sequence[Any]) -> Any:
         loop = asyncio.get_running_loop()
@@ -87,18 +92,18 @@ class ScriptBatcher:
 
     async def _flush(self) -> None:
         batch, self._queued = self._queued, []
-        connection = self._connection
-        if connection is None:  # a cluster
+        script = self._script
+        if script is None:  # a cluster
             await self._one_by_one(batch)
             return
         try:
-            replies = await self._pipeline(connection, batch)
+            replies = await self._pipeline(script, batch)
             # A script Redis does not know (a restart flushes them) is refused without running:
             # load it, and send those calls again.
             unknown = [k for k, reply in enumerate(replies) if isinstance(reply, NoScriptError)]
             if unknown:
-                await self.redis.script_load(self.script.script)
-                again = await self._pipeline(connection, [batch[k] for k in unknown])
+                await script.load()
+                again = await self._pipeline(script, [batch[k] for k in unknown])
                 for k, reply in zip(unknown, again, strict=True):
                     replies[k] = reply
             for (*_, result), reply in zip(batch, replies, strict=True):
@@ -117,18 +122,15 @@ class ScriptBatcher:
                 if not result.done():
                     result.set_exception(error)
 
-    async def _pipeline(self, connection: RespConnection, batch: list[Queued]) -> list[Any]:
+    async def _pipeline(self, script: RespScript, batch: list[Queued]) -> list[Any]:
         """The calls as EVALSHA (redis-py would ask SCRIPT EXISTS first for the script object,
         a round trip each time) in one pipeline on the batches' connection, and WAIT after
         them if asked; each reply or error in order. With WAIT, a batch whose connection is
         lost is not sent again (the confirmation must come from the connection that wrote)."""
-        sha = self.script.sha
-        commands: list[Command] = [
-            ("EVALSHA", sha, len(keys), *keys, *args) for keys, args, _ in batch
-        ]
+        commands = [script.command(keys, args) for keys, args, _ in batch]
         if self.replicated is not None:
             commands.append(("WAIT", self.replicated.replicas, self.replicated.timeout_ms))
-        replies = await connection.call(commands, retry=self.replicated is None)
+        replies = await script.connection.call(commands, retry=self.replicated is None)
         if self.replicated is not None:
             self._confirm(replies.pop(), replies)
         return replies
@@ -170,12 +172,13 @@ class ScriptBatcher:
         is tried again as redis-py would, except with WAIT: that call fails at once (its caller
         sends it again), so that every acknowledged append was confirmed on the connection
         that wrote it."""
-        assert isinstance(self.redis, RedisCluster)
+        script = self._cluster_script
+        assert isinstance(self.redis, RedisCluster) and script is not None
         wait = self.replicated
         if wait is None:
-            return first(await call_script(self.redis, self.script, keys, args))
+            return first(await call_script(self.redis, script, keys, args))
         replies = await call_script(
-            self.redis, self.script, keys, args, ("WAIT", wait.replicas, wait.timeout_ms), retries=0
+            self.redis, script, keys, args, ("WAIT", wait.replicas, wait.timeout_ms), retries=0
         )
         self._confirm(replies.pop(), replies)
         return first(replies)

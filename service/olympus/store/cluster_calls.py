@@ -62,6 +62,8 @@ from redis.exceptions import (
     TryAgainError,
 )
 
+from .resp_connection import first
+
 PATIENCE = 10.0  # seconds of TRYAGAIN before a call fails
 REDIRECTS = 16  # MOVED/ASK/NOSCRIPT hops before a call fails (redis-py's RedisClusterRequestTTL)
 _LOST = (ConnectionError, TimeoutError, ClusterDownError, SlotNotCoveredError)
@@ -143,13 +145,6 @@ async def call_script(
     """``call`` of the script's ``EVALSHA`` on its first key's slot."""
     evalsha = ("EVALSHA", script.sha, len(keys), *keys, *args)
     return await call(cluster, keys[0], evalsha, *after, script=script.script, retries=retries)
-
-
-def first(replies: list[Any]) -> Any:
-    """The first reply, raised if it is an error."""
-    if isinstance(replies[0], Exception):
-        raise replies[0]
-    return replies[0]
 
 
 class SlotScript:

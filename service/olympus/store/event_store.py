@@ -45,7 +45,7 @@ from redis.commands.core import AsyncScript
 
 from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
-from .resp_connection import Command, RespConnection, RespScript, one
+from .resp_connection import Command, RespConnection, RespScript, first, one
 
 _ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -439,8 +439,7 @@ class EventStore:
         # On one Redis, the other calls' own connection (resp_connection.py): redis-py's
         # client cost tens of µs of Python per call, and a game makes a score of them.
         self._calls = None if isinstance(redis, RedisCluster) else RespConnection(redis)
-        append = redis.register_script(_append_script(self.sharded))
-        self._append = ScriptBatcher(redis, append, replicated)
+        self._append = ScriptBatcher(redis, _append_script(self.sharded), replicated)
         self._read = self.room_script(_LUA_READ)
         self._save_snapshot = self.room_script(_LUA_SAVE_SNAPSHOT)
         self._drop_snapshot_ahead = self.room_script(_LUA_DROP_SNAPSHOT_AHEAD)
@@ -479,7 +478,7 @@ class EventStore:
         cluster through redis-py's reply callbacks (which make HGETALL's a dict, HSETNX's a
         bool)."""
         if isinstance(self.redis, RedisCluster):
-            return cluster_calls.first(await cluster_calls.call(self.redis, key, command))
+            return first(await cluster_calls.call(self.redis, key, command))
         assert self._calls is not None
         return await one(self._calls, command)
 

@@ -257,12 +257,16 @@ class RespConnection:
         return self._protocol
 
 
+def first(replies: list[Any]) -> Any:
+    """The first reply, raised if it is an error."""
+    if isinstance(replies[0], Exception):
+        raise replies[0]
+    return replies[0]
+
+
 async def one(connection: RespConnection, command: Command) -> Any:
     """``command``'s reply on ``connection``; an error reply raised."""
-    (reply,) = await connection.call([command])
-    if isinstance(reply, Exception):
-        raise reply
-    return reply
+    return first(await connection.call([command]))
 
 
 class RespScript:
@@ -270,22 +274,27 @@ class RespScript:
     ``keys=``, ``args=``), without its cost per call (a client-side ``isinstance`` against a
     typing protocol, the pool, the retry wrapper: tens of µs, docs/performance.md). Sent as
     EVALSHA; one Redis does not know (a restart flushes scripts) is refused unrun, loaded on
-    the same connection and sent again."""
+    the same connection and sent again. The appends' batches send its ``command`` in their
+    pipelines and ``load`` it the same way (batching.py)."""
 
     def __init__(self, connection: RespConnection, script: str) -> None:
         self.connection = connection
         self.script = script
         self.sha = hashlib.sha1(script.encode()).hexdigest()  # as Redis names it
 
+    def command(self, keys: Sequence[Arg], args: Sequence[Arg]) -> Command:
+        return ("EVALSHA", self.sha, len(keys), *keys, *args)
+
+    async def load(self) -> None:
+        await one(self.connection, ("SCRIPT", "LOAD", self.script))
+
     async def __call__(self, keys: Sequence[Arg] = (), args: Sequence[Arg] = ()) -> Any:
-        command = ("EVALSHA", self.sha, len(keys), *keys, *args)
-        (reply,) = await self.connection.call([command])
-        if isinstance(reply, NoScriptError):
-            await one(self.connection, ("SCRIPT", "LOAD", self.script))
-            (reply,) = await self.connection.call([command])
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
+        command = self.command(keys, args)
+        replies = await self.connection.call([command])
+        if isinstance(replies[0], NoScriptError):
+            await self.load()
+            replies = await self.connection.call([command])
+        return first(replies)
 
 
 class PubSubConnection:
