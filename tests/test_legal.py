@@ -40,7 +40,7 @@ from olympus.rules import (
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
-from olympus.rules.characters import CHARACTERS
+from olympus.rules.characters import CHARACTERS, ORDER
 
 GAMES = 12
 MAX_COMMANDS = 300
@@ -107,6 +107,8 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                     assert isinstance(key, int) and 0 <= key < 2**62
                     units = tuple(action.wire["units"])  # the mask its group gave is its units'
                     assert key & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
+                    # R1 order, so that the set of units (all the mask holds) tells the tuple
+                    assert list(units) == sorted(units, key=ORDER.__getitem__)
                     moves += 1
     assert moves > 10_000
     built = LegalAction.of(action.command, action.honor, action.energy)

@@ -477,22 +477,21 @@ class EventStore:
         commands whose reply is the same either way: on one Redis as Redis gives it, on a
         cluster through redis-py's reply callbacks (which make HGETALL's a dict, HSETNX's a
         bool)."""
-        if isinstance(self.redis, RedisCluster):
+        if self._calls is None:
+            assert isinstance(self.redis, RedisCluster)
             return first(await cluster_calls.call(self.redis, key, command))
-        assert self._calls is not None
         return await one(self._calls, command)
 
     async def calls(self, commands: Sequence[Command]) -> None:
         """Commands on many rooms' keys, for their effect only (the lobby's times of the last
         moves): on one Redis one batch on the store's own connection, on a cluster a redis-py
         pipeline (grouped by node). Raises the first error."""
-        if isinstance(self.redis, RedisCluster):
+        if self._calls is None:
             pipe = self.redis.pipeline(transaction=False)
             for command in commands:
                 pipe.execute_command(*command)
             await pipe.execute()
             return
-        assert self._calls is not None
         for reply in await self._calls.call(commands):
             if isinstance(reply, Exception):
                 raise reply
@@ -636,8 +635,8 @@ class EventStore:
         value = await self.call(commands, "HGET", commands, command_id)
         if value is None:
             return None
-        first, last, *digest = value.decode().split(":")
-        return Applied(int(first), int(last), digest[0] if digest else "")
+        start, end, *digest = value.decode().split(":")
+        return Applied(int(start), int(end), digest[0] if digest else "")
 
     async def _run_read(
         self, room_id: str, after_version: int, count: int | None, use_snapshot: bool

@@ -231,12 +231,10 @@ class RespConnection:
             self._protocol = None
 
     async def _failed(self, error: Exception) -> None:
-        """Before a batch is sent again: a lost connection is let go (the next batch connects
-        anew). One still up is kept, never closed here: other callers' batches may be waiting
-        on it (a fresh one, even, opened by another caller's retry), and closing it would make
-        them send again what Redis may already have run."""
-        if self._protocol is not None and self._protocol.lost:
-            self._protocol = None
+        """Before a batch is sent again: nothing to do. A lost connection is replaced by the
+        next batch's ``_connected``; one still up is kept, never closed here: other callers'
+        batches may be waiting on it (a fresh one, even, opened by another caller's retry),
+        and closing it would make them send again what Redis may already have run."""
 
     async def _once(self, commands: Sequence[Command]) -> list[Any]:
         protocol = await self._connected()
