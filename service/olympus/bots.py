@@ -26,7 +26,7 @@ from .rules import (
     replay,
 )
 from .rules import commands as cmd
-from .rules.characters import LEADER
+from .rules.characters import FACTIONS, LEADER
 
 # Relative weight of each command type (its ``type`` tag) when several are legal. Liturgy and
 # Pass are rare so that random games move units, fight and end (a Liturgy every few turns would
@@ -65,7 +65,7 @@ def setup_commands(rng: random.Random, options: Options) -> list[cmd.Command]:
     """The commands that take a new game out of its setup, in a random submission order."""
     if options.random_setup:
         return [cmd.DrawRandomSetup(seed=rng.randrange(2**63))]
-    factions = list(Faction)
+    factions = list(FACTIONS)
     rng.shuffle(factions)
     return [random_setup(rng, f) for f in factions]
 
@@ -89,7 +89,7 @@ def pick_action(rng: random.Random, actions: list[LegalAction]) -> LegalAction:
 
 def choose(rng: random.Random, state: GameState) -> LegalAction | None:
     """The bot's next action for whichever seat may act (at random when both may, in combat)."""
-    seats = [(f, acts) for f in Faction if (acts := legal_actions(state, f))]
+    seats = [(f, acts) for f in FACTIONS if (acts := legal_actions(state, f))]
     if not seats:
         return None
     _, actions = rng.choice(seats)

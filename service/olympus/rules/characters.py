@@ -76,10 +76,14 @@ CHARACTERS: Final[tuple[Character, ...]] = (
     Character("Nyx", _C, 3),
 )
 
+# Both sides, in the enum's order. Loops go over this tuple, not over ``Faction``: iterating an
+# Enum class runs enum's own Python (a generator) every time, which the compiled core cannot
+# compile away.
+FACTIONS: Final[tuple[Faction, Faction]] = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 BY_NAME: Final[dict[str, Character]] = {c.name: c for c in CHARACTERS}
 ORDER: Final[dict[str, int]] = {c.name: i for i, c in enumerate(CHARACTERS)}
 ROSTER: Final[dict[Faction, tuple[str, ...]]] = {
-    f: tuple(c.name for c in CHARACTERS if c.faction is f) for f in Faction
+    f: tuple(c.name for c in CHARACTERS if c.faction is f) for f in FACTIONS
 }
 LEADER: Final[dict[Faction, str]] = {Faction.OLYMPIANS: "Zeus", Faction.CHTHONIANS: "Hades"}
 PICKED_PER_SIDE: Final = 9

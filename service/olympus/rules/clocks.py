@@ -12,7 +12,7 @@ from typing import Any
 
 from . import commands as cmd
 from . import events as ev
-from .characters import Faction
+from .characters import FACTIONS, Faction
 from .combat import allowed_maneuvers, first_to_commit, removal_candidates, retreat_regions, weakest
 from .decision import Decision
 from .errors import IllegalCommand
@@ -25,7 +25,7 @@ def awaited(state: GameState) -> dict[Faction, tuple[str, str]]:
     if state.phase is Phase.OVER:
         return {}
     if state.phase is Phase.SETUP:  # once one side is in, the other is awaited
-        return {f: ("setup", "setup") for f in Faction if state.setups and f not in state.setups}
+        return {f: ("setup", "setup") for f in FACTIONS if state.setups and f not in state.setups}
     turn = state.turn_number
     if state.pending:
         step = state.pending[0]
@@ -35,7 +35,7 @@ def awaited(state: GameState) -> dict[Faction, tuple[str, str]]:
         combat, first = state.combat, first_to_commit(state)
         return {
             f: ("commit", f"{turn}:{combat.round}")
-            for f in Faction
+            for f in FACTIONS
             if f not in combat.commitments
             and (first is None or first is f or first in combat.commitments)
         }

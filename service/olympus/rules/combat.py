@@ -8,13 +8,13 @@ from typing import Any, Final, NamedTuple
 
 from . import events as ev
 from .board import BOARD
-from .characters import BY_NAME, ORDER, Faction
+from .characters import BY_NAME, FACTIONS, ORDER, Faction
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
 from .movement import STACK_LIMIT, check_reveals
 from .powers import POWERS, Action, MoveContext, powers_of
-from .state import Combat, Commitment, GameState, Maneuver, Step, StepKind
+from .state import MANEUVERS, Combat, Commitment, GameState, Maneuver, Step, StepKind
 from .turns import end_turn
 
 ENERGY_PER_UNIT: Final = 6
@@ -22,7 +22,7 @@ FREE_ENERGY: Final = 4  # committing more costs 1 Honor
 ALL_OUT_HONOR: Final = 2
 RETREAT_HONOR: Final = 2
 CHASE_MODIFIER: Final = -3
-ALL_MANEUVERS: Final = frozenset(Maneuver)
+ALL_MANEUVERS: Final = frozenset(MANEUVERS)
 ALL_OUT: Final = frozenset({Maneuver.ALL_OUT_ATTACK, Maneuver.ALL_OUT_DEFENSE})
 
 
@@ -63,9 +63,18 @@ class Strength:
 
         A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
         Of a maneuver and an amount, not a ``Commitment``: the commitment form asks it of every
-        maneuver with every amount (strength_terms).
+        maneuver with every amount (``powers``).
         """
-        power_ = self.base + energy * self.energy_factor
+        return self._power(self.base, maneuver, energy)
+
+    def powers(self, maneuver: Maneuver, most: int) -> list[int]:
+        """``power`` with 0, 1, … ``most`` Energy (a row of the commitment form), the base
+        added up once for the row."""
+        base = self.base
+        return [self._power(base, maneuver, energy) for energy in range(most + 1)]
+
+    def _power(self, base: int, maneuver: Maneuver, energy: int) -> int:
+        power_ = base + energy * self.energy_factor
         if maneuver is Maneuver.CHASE:
             power_ += self.chase
         if maneuver in ALL_OUT:
@@ -113,15 +122,13 @@ def strengths(state: GameState) -> dict[Faction, Strength]:
         if u in state.positions and state.positions[u] in BOARD.neighbours(region)
     )
     result = {}
-    for faction in Faction:
+    for faction in FACTIONS:
         own = powers_of(state.units_in(region, faction))
         bonuses = [
             (p.unit, b, False) for p in present if (b := p.strength_bonus(state, region, faction))
         ]
         bonuses += [
-            (p.unit, b, True)
-            for p in neighbours
-            if (b := p.adjacent_bonus(state, region, faction))
+            (p.unit, b, True) for p in neighbours if (b := p.adjacent_bonus(state, region, faction))
         ]
         factors = [(p.unit, f) for p in own if (f := p.energy_factor(state, region, faction)) != 1]
         chases = [
@@ -149,12 +156,10 @@ def strength_terms(state: GameState) -> dict[str, Any] | None:
         return None
     terms = {}
     for faction, strength in strengths(state).items():
-        energies = range(energy_limit(state, faction) + 1)
+        most = energy_limit(state, faction)
+        allowed = allowed_maneuvers(state, faction)
         terms[faction.value] = strength.to_dict() | {
-            "powers": {
-                m.value: [strength.power(m, e) for e in energies]
-                for m in sorted(allowed_maneuvers(state, faction), key=list(Maneuver).index)
-            }
+            "powers": {m.value: strength.powers(m, most) for m in MANEUVERS if m in allowed}
         }
     return terms
 
@@ -347,7 +352,7 @@ def resolve_round(d: Decision) -> None:
     combat = current(state)
     commitments = dict(combat.commitments)
     maneuvers = {f: c.maneuver for f, c in commitments.items()}
-    for f in Faction:  # R8: a Retreat with no legal region works as Standard
+    for f in FACTIONS:  # R8: a Retreat with no legal region works as Standard
         if maneuvers[f] is Maneuver.RETREAT and not retreat_regions(state, f):
             maneuvers[f] = Maneuver.STANDARD
     strength = strengths(state)
@@ -364,7 +369,7 @@ def resolve_round(d: Decision) -> None:
             olympian_power=power[Faction.OLYMPIANS],
             chthonian_power=power[Faction.CHTHONIANS],
             winner=winner,
-            breakdown={f.value: strength[f].to_dict(commitments[f]) for f in Faction},
+            breakdown={f.value: strength[f].to_dict(commitments[f]) for f in FACTIONS},
         )
     )
     for f in (combat.attacker, combat.defender):  # committed Energy is always spent
@@ -500,7 +505,7 @@ def finish_steps(d: Decision) -> None:
         end_turn(d)
         return
     region = combat.region
-    if all(d.state.count_in(region, f) for f in Faction):
+    if all(d.state.count_in(region, f) for f in FACTIONS):
         d.emit(ev.CombatRoundStarted(round=combat.round + 1))
         return
     d.emit(ev.CombatEnded(region=region))
@@ -554,7 +559,7 @@ def meet(d: Decision, move: MoveContext) -> None:
             POWERS[unit].on_meeting(d, region, move)
     if d.check_end() or d.state.pending:
         return
-    if not all(d.state.count_in(region, f) for f in Faction):
+    if not all(d.state.count_in(region, f) for f in FACTIONS):
         end_turn(d)
         return
     origin = None if move.flight else move.origin

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from . import events as ev
 from .board import TARTARUS
-from .characters import Faction
+from .characters import FACTIONS, Faction
 from .state import Combat, Commitment, GameState, Options, Phase, Step
 
 START_HONOR, OPEN_COMBAT_HONOR, START_ENERGY = 16, 10, 24
@@ -31,7 +31,7 @@ def _game_created(s: GameState, e: ev.GameCreated) -> Changes:
         token_seed=e.token_seed,
         phase=Phase.SETUP,
         honor={Faction.OLYMPIANS: honor, Faction.CHTHONIANS: honor + e.chthonian_honor},
-        energy={f: START_ENERGY for f in Faction},
+        energy={f: START_ENERGY for f in FACTIONS},
     )
 
 

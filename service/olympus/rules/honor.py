@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Final
 
 from .board import BOARD
-from .characters import Faction
+from .characters import FACTIONS, Faction
 from .powers import Action, MoveContext, Power, powers_of
 from .state import GameState
 
@@ -35,7 +35,7 @@ _DIRECTIONS: Final = {
         tuple(_direction(faction, a, b) for b in range(len(BOARD.regions)))
         for a in range(len(BOARD.regions))
     )
-    for faction in Faction
+    for faction in FACTIONS
 }
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import events as ev
-from .characters import BY_NAME, Faction
+from .characters import BY_NAME, FACTIONS, Faction
 from .combat import sees_commitment
 from .state import GameState, Phase
 
@@ -74,8 +74,8 @@ def view(state: GameState, seat: Seat) -> View:
             "random_setup": state.options.random_setup,
             "chthonian_honor": state.options.chthonian_honor,
         },
-        "honor": {f.value: state.honor.get(f, 0) for f in Faction},
-        "energy": {f.value: state.energy.get(f, 0) for f in Faction},
+        "honor": {f.value: state.honor.get(f, 0) for f in FACTIONS},
+        "energy": {f.value: state.energy.get(f, 0) for f in FACTIONS},
         "units": _units(state, seat, list(state.positions)),
         "eliminated": list(state.eliminated),
         "result": state.result,
@@ -88,7 +88,7 @@ def view(state: GameState, seat: Seat) -> View:
         data["picked"] = sorted(state.picked)
     if state.phase is Phase.SETUP:
         data["setup"] = {
-            "submitted": {f.value: f in state.setups for f in Faction},
+            "submitted": {f.value: f in state.setups for f in FACTIONS},
             "mine": dict(state.setups.get(seat, {})) if seat is not None else None,
         }
     if state.combat is not None:
@@ -98,8 +98,8 @@ def view(state: GameState, seat: Seat) -> View:
             "attacker": c.attacker.value,
             "origin": c.origin,
             "round": c.round,
-            "committed": {f.value: f in c.commitments for f in Faction},
-            "commitments": {f.value: _commitment(state, seat, f) for f in Faction},
+            "committed": {f.value: f in c.commitments for f in FACTIONS},
+            "commitments": {f.value: _commitment(state, seat, f) for f in FACTIONS},
         }
     if state.pending:
         step = state.pending[0]

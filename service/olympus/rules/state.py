@@ -29,6 +29,8 @@ class Maneuver(StrEnum):
     ALL_OUT_DEFENSE = "all_out_defense"
 
 
+MANEUVERS: Final[tuple[Maneuver, ...]] = tuple(Maneuver)  # in order; see ``FACTIONS``
+
 class StepKind(StrEnum):
     """What a combat round still has to settle after its resolution (R8)."""
 
