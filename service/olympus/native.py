@@ -92,7 +92,9 @@ SERVICE_MODULES = (
     "server/legal_queue.py",
     "server/metrics.py",
     "server/protocol.py",
+    "server/ratelimit.py",
     "server/room.py",
+    "server/snapshots.py",
     "server/ws_protocol.py",
 )
 SERVICE = Part(

@@ -382,6 +382,9 @@ class RoomLoad:
     epoch: int
 
 
+_HELD_KEYS = 1 << 14  # rooms whose keys a store holds at most (``EventStore.keys``)
+
+
 @dataclass(frozen=True, slots=True)
 class RoomKeys:
     """Redis keys of one room; all carry the ``{room_id}`` hash tag (one cluster slot)."""
@@ -447,6 +450,7 @@ class EventStore:
         self._create = self.room_script(_LUA_CREATE)
         self._set_status = self._script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
+        self._keys: dict[str, RoomKeys] = {}  # ``keys``, at most _HELD_KEYS (then forgotten)
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
 
     async def aclose(self) -> None:
@@ -499,9 +503,17 @@ class EventStore:
     # -- naming ---------------------------------------------------------------------------
 
     def keys(self, room_id: str) -> RoomKeys:
-        _validate_room_id(room_id)
-        base = f"{self.prefix}:room:{{{room_id}}}"
-        return RoomKeys(f"{base}:meta", f"{base}:events", f"{base}:cmds", f"{base}:snap")
+        """The room's keys, made once per room while held (every call of the store asks them,
+        and making them checks the id and formats four strings)."""
+        keys = self._keys.get(room_id)
+        if keys is None:
+            _validate_room_id(room_id)
+            base = f"{self.prefix}:room:{{{room_id}}}"
+            keys = RoomKeys(f"{base}:meta", f"{base}:events", f"{base}:cmds", f"{base}:snap")
+            if len(self._keys) >= _HELD_KEYS:
+                self._keys.clear()
+            self._keys[room_id] = keys
+        return keys
 
     def hint_channel(self, room_id: str) -> str:
         """Pub/sub channel that gets the new version (ASCII) after each append: a shard channel
