@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import random
 import signal
@@ -819,3 +820,39 @@ async def test_close_codes_a_client_meets_when_its_server_stops_or_dies(cluster:
         seen.append(await client.wait_closed())
         await cluster.restart(server)
     assert seen == [1012, 1006]
+
+
+async def test_what_a_process_logs_of_a_client_gone_mid_body_and_of_a_websocket(
+    cluster: Cluster,
+) -> None:
+    """A client that leaves while its request's body is read is no error of the service's: an
+    info line, no traceback (an error in the log pages an operator), nothing done. A websocket
+    gets one line, the service's own ``hello`` with the client's address, not uvicorn's and
+    websockets' lines about the same connection too."""
+    [server] = await cluster.start("logs")
+
+    def lines() -> list[dict[str, Any]]:
+        return [json.loads(line) for line in server.log_path.read_text().splitlines()]
+
+    _, writer = await asyncio.open_connection("127.0.0.1", server.port)
+    head = b"POST /rooms HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"
+    writer.write(head)
+    await writer.drain()
+    writer.close()
+    await wait_until(lambda: any(line["msg"] == "request abandoned" for line in lines()))
+    [abandoned] = [line for line in lines() if line["msg"] == "request abandoned"]
+    assert abandoned["level"] == "info" and abandoned["client"].startswith("127.0.0.1:")
+    assert not [line for line in lines() if line["level"] in ("error", "critical")]
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        assert (await http.get("/rooms")).json() == {"rooms": []}  # no room was made
+
+    game = await new_game(server)
+    client = await WsClient.open(server.ws_url)
+    welcome = await client.hello(token=game.tokens[Faction.OLYMPIANS])
+    assert welcome["type"] == "welcome", welcome
+    await client.close()
+    [hello] = [line for line in lines() if line["msg"] == "hello"]
+    assert hello["client"].startswith("127.0.0.1:") and hello["seat"] == "olympians"
+    said = [line["msg"] for line in lines()]
+    assert "connection open" not in said
+    assert not [m for m in said if m.endswith("[accepted]")]

@@ -23,6 +23,7 @@ from olympus.rules import Faction
 from olympus.store import RoomNotFound
 
 from . import protocol, tokens
+from .logs import address
 from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
 from .registry import RoomNotReady
@@ -47,6 +48,7 @@ class Connection:
         self.services = services
         self.settings = services.settings
         self.id = next(_ids)
+        self.client = address(ws.client)
         self.queue: list[Frame] = []  # encoded messages not yet handed to the socket
         self._loop = asyncio.get_running_loop()
         self._flush_due = False  # ``_flush`` is scheduled for this turn of the loop
@@ -71,6 +73,7 @@ class Connection:
     def _fields(self) -> dict[str, Any]:
         return {
             "conn": self.id,
+            "client": self.client,
             "room": self.room.room_id if self.room else None,
             "seat": self.audience.value if self.audience else None,
         }

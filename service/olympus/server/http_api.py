@@ -8,13 +8,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import logging
 import math
 import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
@@ -30,6 +31,7 @@ from .computer import (
     computer_against_itself,
 )
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
+from .logs import address
 from .metrics import CONTENT_TYPE
 from .names import check_name
 from .registry import RoomNotReady
@@ -37,6 +39,8 @@ from .room import RoomRuntime
 
 if TYPE_CHECKING:
     from .services import Services
+
+log = logging.getLogger("olympus.server.http_api")
 
 Handler = Callable[[Request], Awaitable[Response]]
 Body = TypeVar("Body", bound=BaseModel)
@@ -67,6 +71,11 @@ def _handles_errors(handler: Handler) -> Handler:
             return _error(404, "room_not_found", "There is no such room.")
         except EventsTrimmed:  # a room restored from a snapshot, its log trimmed by someone
             return _error(503, "log_unavailable", "The room's whole log cannot be read now.")
+        except ClientDisconnect:  # gone before its body was read: nothing was done, and nobody
+            # is there to answer (nginx's "client closed request"). Not an error of ours: an
+            # error in the log pages an operator.
+            log.info("request abandoned", extra={"client": address(request.client)})
+            return Response(status_code=499)
 
     return wrapper
 

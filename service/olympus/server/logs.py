@@ -27,7 +27,13 @@ FIELDS = (
     "due",
     "error",
     "resumed",
+    "client",
 )
+
+# What uvicorn and websockets log for every websocket they accept (on "uvicorn.error", at INFO):
+# the service's own line for the connection (``hello``, or why it was refused) says the same
+# with the client's address, the connection's id, the room and the seat.
+_PER_CONNECTION = frozenset({'%s - "WebSocket %s" [accepted]', "connection open"})
 
 log = logging.getLogger("olympus.server")
 
@@ -60,3 +66,16 @@ def configure(level: str = "INFO") -> None:
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
+    uvicorn = logging.getLogger("uvicorn.error")
+    uvicorn.filters[:] = [_not_per_connection]
+
+
+def address(client: tuple[str, int] | None) -> str | None:
+    """A peer's ``host:port``, for the ``client`` field (None when the server was not told)."""
+    return None if client is None else f"{client[0]}:{client[1]}"
+
+
+def _not_per_connection(record: logging.LogRecord) -> bool:
+    """Three lines for every websocket said one thing thrice, and cost ~1 % of a busy process's
+    CPU (docs/performance.md)."""
+    return record.msg not in _PER_CONNECTION
