@@ -28,7 +28,7 @@ from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
 from .registry import RoomNotReady
 from .room import CommandRejected, RoomRuntime, Submitted
-from .ws_protocol import FrameSender
+from .ws_protocol import FrameSender, receiver
 
 if TYPE_CHECKING:
     from .services import Services
@@ -44,6 +44,7 @@ class Connection:
     def __init__(self, ws: WebSocket, codec: Codec, services: Services) -> None:
         self.ws = ws
         self.sender = FrameSender(ws)
+        self.receive = receiver(ws)
         self.codec = codec
         self.services = services
         self.settings = services.settings
@@ -151,10 +152,10 @@ class Connection:
         while self.closing is None:
             try:
                 if self.room is not None:  # no timeout: wait_for would only cost time
-                    message = await self.ws.receive()
+                    message = await self.receive()
                 else:
                     timeout = max(0.0, hello_by - loop.time())
-                    message = await asyncio.wait_for(self.ws.receive(), timeout)
+                    message = await asyncio.wait_for(self.receive(), timeout)
             except TimeoutError:
                 self._error("hello_timeout", "Say hello first.", close=protocol.CLOSE_HELLO_TIMEOUT)
                 return

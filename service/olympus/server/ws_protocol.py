@@ -27,7 +27,10 @@ Everything else (the handshake, pings, closing) is uvicorn's own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from starlette.websockets import WebSocket
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -44,6 +47,8 @@ except ImportError:  # pragma: no cover
 EXTENSION = "olympus.write_frame"
 
 Write = Callable[[bytes | str], bool]
+Message = Mapping[str, Any]  # an ASGI message
+Receive = Callable[[], Awaitable[Message]]
 
 # The first byte of a whole (FIN) text or binary frame without extension bits (RFC 6455 §5.2).
 _TEXT, _BINARY = 0x80 | Opcode.TEXT.value, 0x80 | Opcode.BINARY.value
@@ -51,14 +56,46 @@ _MASKED = 0x80
 _WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
 
 
+class Inbox:
+    """What the protocol queues for the application, in order: the part of ``asyncio.Queue``
+    uvicorn uses (``put_nowait``, ``get``, ``empty``), compiled. asyncio's queue is Python,
+    a cost on every message a client sends. One reader: the application's ``receive``."""
+
+    def __init__(self) -> None:
+        self._messages: deque[Message] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+
+    def put_nowait(self, message: Message) -> None:
+        self._messages.append(message)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    def empty(self) -> bool:
+        return not self._messages
+
+    async def get(self) -> Message:
+        while not self._messages:  # a cancelled wait takes nothing
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+        return self._messages.popleft()
+
+
 class WriteFrameProtocol(WebSocketsSansIOProtocol):
-    """``WebSocketsSansIOProtocol`` that also offers ``write_frame`` (``EXTENSION``) and reads
-    the clients' small data frames itself."""
+    """``WebSocketsSansIOProtocol`` that also offers ``write_frame`` and its ``receive``
+    (``EXTENSION``), reads the clients' small data frames itself and queues what it reads in
+    an ``Inbox``."""
 
     # websockets' parser waits at a frame's start, outside a fragmented message: the frames
     # are ours to read.
     _direct: bool = False
     _pending: bytes = b""  # the start of a frame not whole yet (only while ``_direct``)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.queue = Inbox()  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if not self._direct:
@@ -115,7 +152,10 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
         if not self.close_sent:  # the handshake goes on: the scope is the app's
-            self.scope["extensions"][EXTENSION] = {"write": self.write_frame}
+            self.scope["extensions"][EXTENSION] = {
+                "write": self.write_frame,
+                "receive": self.receive,  # uvicorn's, without Starlette's on top
+            }
 
     def write_frame(self, data: bytes | str) -> bool:
         """Put one whole data frame (binary for bytes, text for str) on the transport; False,
@@ -151,6 +191,15 @@ def _innermost(generator: object) -> object:
     while (inner := getattr(generator, "gi_yieldfrom", None)) is not None:
         generator = inner
     return getattr(generator, "gi_code", None)
+
+
+def receiver(ws: WebSocket) -> Receive:
+    """How the application reads ``ws``'s messages: the protocol's ``receive`` where it offers
+    it (``WriteFrameProtocol``), else Starlette's. Starlette's adds a check of the socket's
+    state to every message, which the service's reader keeps itself (it stops at the
+    disconnect)."""
+    offered: Receive | None = ws.scope.get("extensions", {}).get(EXTENSION, {}).get("receive")
+    return ws.receive if offered is None else offered
 
 
 class FrameSender:
