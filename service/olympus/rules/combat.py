@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from . import events as ev
@@ -39,20 +38,43 @@ def combatants(state: GameState, faction: Faction) -> list[str]:
 # --- strength -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class Strength:
     """A side's power in a combat round term by term (R8), as the rules add it up: what each
     unit counts after Hypnos and Aphrodite, the powers' bonuses, what multiplies the Energy
     and what a Chase adds. Every term is public (all combatants are revealed, R8, and only
-    revealed neighbours count), so it may be shown to everyone."""
+    revealed neighbours count), so it may be shown to everyone.
 
-    units: tuple[tuple[str, int], ...]  # (unit, nominal strength after the adjustments)
-    adjustments: tuple[tuple[str, str, int], ...]  # (power, unit, change of its nominal strength)
-    bonuses: tuple[tuple[str, int, bool], ...]  # (power, bonus, from a neighbouring region)
-    energy_factor: int
-    factor_powers: tuple[str, ...]  # whose powers multiply the Energy
-    chase: int  # what a Chase adds
-    chase_power: str | None  # whose power sets it (None: the rule's −3)
+    Its ``__init__`` is written out, unlike a dataclass's: both sides' are made for every
+    combat position, and mypyc compiles such an ``__init__`` but leaves a dataclass's
+    generated one interpreted (docs/performance.md)."""
+
+    __slots__ = (
+        "adjustments",
+        "bonuses",
+        "chase",
+        "chase_power",
+        "energy_factor",
+        "factor_powers",
+        "units",
+    )
+
+    def __init__(
+        self,
+        units: tuple[tuple[str, int], ...],
+        adjustments: tuple[tuple[str, str, int], ...],
+        bonuses: tuple[tuple[str, int, bool], ...],
+        energy_factor: int,
+        factor_powers: tuple[str, ...],
+        chase: int,
+        chase_power: str | None,
+    ) -> None:
+        self.units: Final = units  # (unit, nominal strength after the adjustments)
+        self.adjustments: Final = adjustments  # (power, unit, change of its nominal strength)
+        self.bonuses: Final = bonuses  # (power, bonus, from a neighbouring region)
+        self.energy_factor: Final = energy_factor
+        self.factor_powers: Final = factor_powers  # whose powers multiply the Energy
+        self.chase: Final = chase  # what a Chase adds
+        self.chase_power: Final = chase_power  # whose power sets it (None: the rule's −3)
 
     @property
     def base(self) -> int:

@@ -37,7 +37,7 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -345,7 +345,6 @@ def command_digest(canonical: bytes) -> str:
     return hashlib.blake2b(canonical, digest_size=16).hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
 class AppendResult:
     """``version``: room version after the append (= version of its last event).
 
@@ -353,12 +352,21 @@ class AppendResult:
     been applied, nothing was written, and the versions are those of the original append.
     ``chains``: each new event's chain (``chain_next``), when the append was given one and
     wrote them: the caller that folds them need not hash them again.
+
+    A class with its ``__init__`` written out, not a dataclass: one is made per command, and
+    mypyc compiles this ``__init__`` but leaves a dataclass's generated one interpreted
+    (docs/performance.md).
     """
 
-    version: int
-    first_version: int
-    duplicate: bool
-    chains: tuple[str, ...] = ()
+    __slots__ = ("chains", "duplicate", "first_version", "version")
+
+    def __init__(
+        self, version: int, first_version: int, duplicate: bool, chains: tuple[str, ...] = ()
+    ) -> None:
+        self.version: Final = version
+        self.first_version: Final = first_version
+        self.duplicate: Final = duplicate
+        self.chains: Final = chains
 
 
 class StoredEvent(NamedTuple):
