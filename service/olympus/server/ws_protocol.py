@@ -5,11 +5,11 @@ A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrappe
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
 frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
 header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions (``EXTENSION``, an extension's dict: ``{"write": …}``), a ``write`` that puts a whole
-frame (``_frame``: the header made here, not by websockets' ``Frame``) onto the transport at
-once. It takes a frame only while the websocket is open and the transport is not paused for
-flow control; otherwise it declines, and ``FrameSender`` sends through ASGI, which waits for
-the transport as before.
+extensions (``EXTENSION``, an extension's dict: ``{"write": …, "receive": …}``), a ``write``
+that puts a whole frame (``_frame``: the header made here, not by websockets' ``Frame``) onto
+the transport at once. It takes a frame only while the websocket is open and the transport
+is not paused for flow control; otherwise it declines, and ``FrameSender`` sends through ASGI,
+which waits for the transport as before.
 
 The way in: websockets parses what a client sends with generators (a frame's header, mask and
 payload each a ``read_exact``), several µs of Python per frame. A client's command is one
@@ -17,10 +17,12 @@ small data frame: unfragmented, masked, without extension bits, shorter than 64 
 websocket is open and websockets' own parser waits at the start of a frame, this protocol reads
 such frames itself (RFC 6455 §5.2, the payload unmasked by websockets' own C ``apply_mask``) and
 gives each to the application as uvicorn does (``send_receive_event_to_app``: the same ASGI
-message, queue and flow control). Anything else (a ping, a pong, a close, a fragment, a
-compressed or large frame) is handed, with everything after it, to websockets, which then
-parses from the start of that frame as if it had read all the ones before; the short way
-resumes once websockets waits at a frame's start again.
+message, queue and flow control). The queue is an ``Inbox`` (asyncio's ``Queue`` is Python),
+and the application may read it with the protocol's ``receive``, offered beside ``write``,
+rather than through Starlette's ``WebSocket.receive``. Anything else (a ping, a pong, a close,
+a fragment, a compressed or large frame) is handed, with everything after it, to websockets,
+which then parses from the start of that frame as if it had read all the ones before; the
+short way resumes once websockets waits at a frame's start again.
 
 Everything else (the handshake, pings, closing) is uvicorn's own.
 """
