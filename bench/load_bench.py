@@ -481,9 +481,9 @@ class Room:
                     return
                 await asyncio.sleep(shed.retry_after)
             except Exception as error:
-                self.bench.stats.errors.append(f"new game: {error!r}")
-                if self.bench.stopping:
+                if self.bench.stopping:  # the run's end closed the HTTP client under it
                     return
+                self.bench.stats.errors.append(f"new game: {error!r}")
                 await asyncio.sleep(min(2.0, 0.2 * (attempt + 1)))
 
     # -- messages -----------------------------------------------------------------------------
@@ -653,11 +653,8 @@ class Bench:
         self.http: httpx.AsyncClient
 
     async def run(self, control: Any) -> Stats:
-        # Idle connections are dropped well before uvicorn's 5 s keep-alive would close them
-        # under us: the expiry runs from when this loop takes the response, which on a saturated
-        # box can be seconds after the server sent it (3 s still lost a request a run or so,
-        # as a ReadError here and a ClientDisconnect there).
-        limits = httpx.Limits(max_connections=32, max_keepalive_connections=32, keepalive_expiry=1)
+        # Idle connections are dropped before uvicorn's 5 s keep-alive would close them under us.
+        limits = httpx.Limits(max_connections=32, max_keepalive_connections=32, keepalive_expiry=3)
         async with httpx.AsyncClient(base_url=self.url, timeout=60, limits=limits) as http:
             self.http = http
             rooms = [Room(self, i) for i in self.room_ids]
