@@ -26,7 +26,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
-from olympus.server.ws_protocol import EXTENSION, FrameSender
+from olympus.server.ws_protocol import EXTENSION, FrameSender, Inbox, receiver
 
 LENGTHS = (0, 1, 125, 126, 127, 65_535, 65_536, 70_000)
 PAYLOADS: list[bytes | str] = [
@@ -123,12 +123,14 @@ def small(first: int) -> list[tuple[int, bytes]]:
 
 
 def echo() -> Starlette:
-    """Sends back every message as it was received, text or binary."""
+    """Sends back every message as it was received, text or binary; read as the service reads
+    (``receiver``: the protocol's own ``receive`` where it offers it)."""
 
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
+        receive = receiver(ws)
         while True:
-            message = await ws.receive()
+            message = await receive()
             if message["type"] == "websocket.disconnect":
                 return
             if message.get("bytes") is not None:
@@ -203,3 +205,23 @@ async def test_frames_websockets_refuses_are_refused(writes: list[bytes], code: 
         assert client.close_code == code
     finally:
         await server.aclose()
+
+
+async def test_an_inbox_keeps_order_through_a_cancelled_wait_and_has_one_reader() -> None:
+    """What uvicorn asks of its queue (put_nowait, get, empty), as asyncio.Queue does it: a
+    wait cancelled (the hello timeout's ``wait_for``) takes nothing, messages come out in the
+    order they went in; and a second reader at once is refused instead of left waiting."""
+    inbox = Inbox()
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(inbox.get(), 0.01)
+    assert inbox.empty()
+    waiting = asyncio.ensure_future(inbox.get())
+    await asyncio.sleep(0)  # it waits
+    with pytest.raises(RuntimeError, match="one reader"):  # (not stuck, were it let wait)
+        await asyncio.wait_for(inbox.get(), 5)
+    inbox.put_nowait({"type": "websocket.receive", "text": "1"})
+    inbox.put_nowait({"type": "websocket.receive", "text": "2"})
+    assert (await waiting)["text"] == "1"
+    assert not inbox.empty()
+    assert (await inbox.get())["text"] == "2"
+    assert inbox.empty()

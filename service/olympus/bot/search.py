@@ -37,6 +37,7 @@ from olympus.rules import (
     parse_command,
 )
 from olympus.rules import commands as cmd
+from olympus.rules.characters import FACTIONS
 
 from .belief import Belief
 from .evaluation import olympian_value
@@ -140,7 +141,7 @@ def actors(state: GameState) -> list[Faction]:
         return [state.pending[0].faction]
     if state.phase is Phase.TURN:
         return [state.turn]
-    return [f for f in (Faction.OLYMPIANS, Faction.CHTHONIANS) if legal_actions(state, f)]
+    return [f for f in FACTIONS if legal_actions(state, f)]
 
 
 def _ranked(node: Node, side: Faction, keys: list[Key]) -> list[Key]:
@@ -265,7 +266,7 @@ def search(
                 break
             node.visits += 1
             path.append((node, keys))
-            joint = tuple(dict(keys).get(f) for f in (Faction.OLYMPIANS, Faction.CHTHONIANS))
+            joint = tuple(dict(keys).get(f) for f in FACTIONS)
             child = node.children.get(joint)
             if child is None:
                 child = node.children[joint] = Node()

@@ -79,7 +79,8 @@ CHARACTERS: Final[tuple[Character, ...]] = (
 # Both sides, in the enum's order. Loops go over this tuple, not over ``Faction``: iterating an
 # Enum class runs enum's own Python (a generator) every time, which the compiled core cannot
 # compile away.
-FACTIONS: Final[tuple[Faction, Faction]] = (Faction.OLYMPIANS, Faction.CHTHONIANS)
+# (Typed of any length: mypyc would box a fixed-length tuple anew at every use.)
+FACTIONS: Final[tuple[Faction, ...]] = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 BY_NAME: Final[dict[str, Character]] = {c.name: c for c in CHARACTERS}
 ORDER: Final[dict[str, int]] = {c.name: i for i, c in enumerate(CHARACTERS)}
 ROSTER: Final[dict[Faction, tuple[str, ...]]] = {

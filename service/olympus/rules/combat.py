@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Final, NamedTuple
 
 from . import events as ev
@@ -38,25 +39,20 @@ def combatants(state: GameState, faction: Faction) -> list[str]:
 # --- strength -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
 class Strength:
     """A side's power in a combat round term by term (R8), as the rules add it up: what each
     unit counts after Hypnos and Aphrodite, the powers' bonuses, what multiplies the Energy
     and what a Chase adds. Every term is public (all combatants are revealed, R8, and only
-    revealed neighbours count), so it may be shown to everyone.
+    revealed neighbours count), so it may be shown to everyone."""
 
-    Its ``__init__`` is written out, unlike a dataclass's: both sides' are made for every
-    combat position, and mypyc compiles such an ``__init__`` but leaves a dataclass's
-    generated one interpreted (docs/performance.md)."""
-
-    __slots__ = (
-        "adjustments",
-        "bonuses",
-        "chase",
-        "chase_power",
-        "energy_factor",
-        "factor_powers",
-        "units",
-    )
+    units: tuple[tuple[str, int], ...]  # (unit, nominal strength after the adjustments)
+    adjustments: tuple[tuple[str, str, int], ...]  # (power, unit, change of its nominal strength)
+    bonuses: tuple[tuple[str, int, bool], ...]  # (power, bonus, from a neighbouring region)
+    energy_factor: int
+    factor_powers: tuple[str, ...]  # whose powers multiply the Energy
+    chase: int  # what a Chase adds
+    chase_power: str | None  # whose power sets it (None: the rule's −3)
 
     def __init__(
         self,
@@ -68,13 +64,15 @@ class Strength:
         chase: int,
         chase_power: str | None,
     ) -> None:
-        self.units: Final = units  # (unit, nominal strength after the adjustments)
-        self.adjustments: Final = adjustments  # (power, unit, change of its nominal strength)
-        self.bonuses: Final = bonuses  # (power, bonus, from a neighbouring region)
-        self.energy_factor: Final = energy_factor
-        self.factor_powers: Final = factor_powers  # whose powers multiply the Energy
-        self.chase: Final = chase  # what a Chase adds
-        self.chase_power: Final = chase_power  # whose power sets it (None: the rule's −3)
+        """Spelled out, as ``GameState.__init__`` is and for its reason: both sides' are made
+        for every combat position."""
+        object.__setattr__(self, "units", units)
+        object.__setattr__(self, "adjustments", adjustments)
+        object.__setattr__(self, "bonuses", bonuses)
+        object.__setattr__(self, "energy_factor", energy_factor)
+        object.__setattr__(self, "factor_powers", factor_powers)
+        object.__setattr__(self, "chase", chase)
+        object.__setattr__(self, "chase_power", chase_power)
 
     @property
     def base(self) -> int:
@@ -85,7 +83,7 @@ class Strength:
 
         A Retreat that turns into a fight counts as Standard: it has no modifier of its own.
         Of a maneuver and an amount, not a ``Commitment``: the commitment form asks it of every
-        maneuver with every amount (``powers``).
+        maneuver with every amount (a row at a time: ``powers``).
         """
         return self._power(self.base, maneuver, energy)
 

@@ -13,7 +13,7 @@ import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from enum import Enum
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Final
 
 import msgpack
 
@@ -347,9 +347,9 @@ def from_dict(data: dict[str, Any]) -> Event:
 
 
 # One packer for every event: ``msgpack.packb`` makes a packer per call, about half of a small
-# event's cost. Sharing it is safe even across threads: packing ``to_dict``'s plain values runs
-# no Python code, so no other thread can start a pack in the middle of one.
-_pack: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True).pack
+# event's cost. Events are encoded on the event loop's thread only (the service's appends; the
+# bots' search threads never encode), so one packer serves them all.
+_pack: Final[Callable[[object], bytes]] = msgpack.Packer(use_bin_type=True).pack
 
 
 def encode(event: Event) -> bytes:

@@ -43,7 +43,7 @@ def _setup_revealed(s: GameState, e: ev.SetupRevealed) -> Changes:
     positions = {u: r for placements in s.setups.values() for u, r in placements.items()}
     # first tokens in the order of the (public) starting regions, Olympians first
     tokens: dict[str, int] = {}
-    for faction in (Faction.OLYMPIANS, Faction.CHTHONIANS):
+    for faction in FACTIONS:
         for unit, _ in sorted(s.setups[faction].items(), key=lambda item: item[1]):
             tokens[unit] = s.next_token + len(tokens)
     return dict(

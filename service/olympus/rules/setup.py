@@ -9,7 +9,7 @@ from typing import Final
 
 from . import events as ev
 from .board import BOARD
-from .characters import BY_NAME, LEADER, PICKED_PER_SIDE, ROSTER, Faction
+from .characters import BY_NAME, FACTIONS, LEADER, PICKED_PER_SIDE, ROSTER, Faction
 from .decision import Decision
 from .errors import IllegalCommand
 from .state import GameState, Options, Phase
@@ -132,6 +132,6 @@ def draw_random(d: Decision, seed: int) -> None:
         raise IllegalCommand("not_random_setup", "This game does not use Random Setup.")
     rng = random.Random(seed)
     d.emit(ev.RandomSetupDrawn(seed=seed))
-    for faction in (Faction.OLYMPIANS, Faction.CHTHONIANS):
+    for faction in FACTIONS:
         d.emit(ev.SetupSubmitted(faction=faction, placements=random_placements(rng, faction)))
     _begin_play(d)

@@ -31,6 +31,7 @@ class Maneuver(StrEnum):
 
 MANEUVERS: Final[tuple[Maneuver, ...]] = tuple(Maneuver)  # in order; see ``FACTIONS``
 
+
 class StepKind(StrEnum):
     """What a combat round still has to settle after its resolution (R8)."""
 

@@ -32,8 +32,9 @@ FIELDS = (
 
 # What uvicorn and websockets log for every websocket they accept (on "uvicorn.error", at INFO):
 # the service's own line for the connection (``hello``, or why it was refused) says the same
-# with the client's address, the connection's id, the room and the seat.
-_PER_CONNECTION = frozenset({'%s - "WebSocket %s" [accepted]', "connection open"})
+# with the client's address, the connection's id, the room and the seat. (A tuple: a record's
+# ``msg`` may be any object, a dict say, which a set could not look for.)
+_PER_CONNECTION = ('%s - "WebSocket %s" [accepted]', "connection open")
 
 log = logging.getLogger("olympus.server")
 
@@ -76,6 +77,6 @@ def address(client: tuple[str, int] | None) -> str | None:
 
 
 def _not_per_connection(record: logging.LogRecord) -> bool:
-    """Three lines for every websocket said one thing thrice, and cost ~1 % of a busy process's
-    CPU (docs/performance.md)."""
+    """Three lines for every websocket said one thing thrice, and writing them cost ~1 % of a
+    busy process's CPU (docs/performance.md, seventh session)."""
     return record.msg not in _PER_CONNECTION

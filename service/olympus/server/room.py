@@ -20,7 +20,8 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, Protocol
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from olympus.rules import (
     Command,
@@ -107,16 +108,17 @@ def _id_reused() -> CommandRejected:
     )
 
 
+@dataclass(frozen=True, slots=True)
 class NewEvent:
     """An event to fold: its version, the event and its encoding; for our own append's, also
     the state after it (``execute_steps``) and its chain (the append's), which folding would
-    otherwise compute again.
+    otherwise compute again."""
 
-    This and ``Submitted`` have their ``__init__`` written out, unlike dataclasses: they are
-    made for every command, and mypyc compiles such an ``__init__`` but leaves a dataclass's
-    generated one interpreted (docs/performance.md)."""
-
-    __slots__ = ("after", "chain", "data", "event", "version")
+    version: int
+    event: Event
+    data: bytes
+    after: GameState | None = None
+    chain: str | None = None
 
     def __init__(
         self,
@@ -126,20 +128,26 @@ class NewEvent:
         after: GameState | None = None,
         chain: str | None = None,
     ) -> None:
-        self.version: Final = version
-        self.event: Final = event
-        self.data: Final = data
-        self.after: Final = after
-        self.chain: Final = chain
+        """Spelled out, as ``GameState.__init__`` is and for its reason: one is made per
+        event."""
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "event", event)
+        object.__setattr__(self, "data", data)
+        object.__setattr__(self, "after", after)
+        object.__setattr__(self, "chain", chain)
 
 
+@dataclass(frozen=True, slots=True)
 class Submitted:
-    __slots__ = ("duplicate", "version")
+    """What ``submit`` did with a command."""
+
+    version: int  # the room version once the command's events are in
+    duplicate: bool  # the command id had been applied before: nothing new was appended
 
     def __init__(self, version: int, duplicate: bool) -> None:
-        self.version: Final = version  # the room version once the command's events are in
-        # the command id had been applied before: nothing new was appended
-        self.duplicate: Final = duplicate
+        """Spelled out, as ``GameState.__init__`` is and for its reason: one per command."""
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "duplicate", duplicate)
 
 
 # Called after each applied batch (sync, cheap: timers), after an own append (async: indexes),

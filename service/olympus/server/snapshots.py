@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 import msgpack
 
 from olympus.rules import Faction, GameState
+from olympus.rules.characters import FACTIONS
 from olympus.rules.snapshot import SnapshotError, decode_state, encode_state
 from olympus.store import EventStore, EventsTrimmed, RoomLoad, Snapshot, chain_next
 
@@ -64,7 +65,7 @@ def decode(stored: Snapshot) -> RoomSnapshot:
     if not isinstance(envelope, dict) or envelope.get("f") != FORMAT:
         raise SnapshotError(f"not a snapshot of format {FORMAT}")
     seqs, state, last = envelope.get("seqs"), envelope.get("state"), envelope.get("last")
-    audiences = {f.value: f for f in Faction} | {SPECTATORS: None}
+    audiences = {f.value: f for f in FACTIONS} | {SPECTATORS: None}
     if (
         not isinstance(seqs, dict)
         or set(seqs) != set(audiences)

@@ -46,7 +46,7 @@ try:  # websockets' own unmasking: in C where it was built, as its parser does
 except ImportError:  # pragma: no cover
     from websockets.utils import apply_mask
 
-EXTENSION = "olympus.write_frame"
+EXTENSION = "olympus.frames"  # the protocol's own ways in and out: {"write": …, "receive": …}
 
 Write = Callable[[bytes | str], bool]
 Message = Mapping[str, Any]  # an ASGI message
@@ -76,6 +76,8 @@ class Inbox:
         return not self._messages
 
     async def get(self) -> Message:
+        if self._waiter is not None:  # it would take the other's wake-up and strand it
+            raise RuntimeError("an Inbox has one reader at a time")
         while not self._messages:  # a cancelled wait takes nothing
             self._waiter = asyncio.get_running_loop().create_future()
             try:
@@ -200,8 +202,13 @@ def receiver(ws: WebSocket) -> Receive:
     it (``WriteFrameProtocol``), else Starlette's. Starlette's adds a check of the socket's
     state to every message, which the service's reader keeps itself (it stops at the
     disconnect)."""
-    offered: Receive | None = ws.scope.get("extensions", {}).get(EXTENSION, {}).get("receive")
+    offered: Receive | None = _offered(ws).get("receive")
     return ws.receive if offered is None else offered
+
+
+def _offered(ws: WebSocket) -> dict[str, Any]:
+    offered: dict[str, Any] = ws.scope.get("extensions", {}).get(EXTENSION, {})
+    return offered
 
 
 class FrameSender:
@@ -210,7 +217,7 @@ class FrameSender:
 
     def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
-        offered = ws.scope.get("extensions", {}).get(EXTENSION, {})
+        offered = _offered(ws)
         self._write: Write | None = offered.get("write")
 
     def write(self, frame: bytes | str) -> bool:

@@ -37,7 +37,7 @@ import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -345,6 +345,7 @@ def command_digest(canonical: bytes) -> str:
     return hashlib.blake2b(canonical, digest_size=16).hexdigest()
 
 
+@dataclass(frozen=True, slots=True)
 class AppendResult:
     """``version``: room version after the append (= version of its last event).
 
@@ -352,21 +353,22 @@ class AppendResult:
     been applied, nothing was written, and the versions are those of the original append.
     ``chains``: each new event's chain (``chain_next``), when the append was given one and
     wrote them: the caller that folds them need not hash them again.
-
-    A class with its ``__init__`` written out, not a dataclass: one is made per command, and
-    mypyc compiles this ``__init__`` but leaves a dataclass's generated one interpreted
-    (docs/performance.md).
     """
 
-    __slots__ = ("chains", "duplicate", "first_version", "version")
+    version: int
+    first_version: int
+    duplicate: bool
+    chains: tuple[str, ...] = ()
 
     def __init__(
         self, version: int, first_version: int, duplicate: bool, chains: tuple[str, ...] = ()
     ) -> None:
-        self.version: Final = version
-        self.first_version: Final = first_version
-        self.duplicate: Final = duplicate
-        self.chains: Final = chains
+        """Spelled out, as ``GameState.__init__`` is and for its reason: one is made per
+        command."""
+        object.__setattr__(self, "version", version)
+        object.__setattr__(self, "first_version", first_version)
+        object.__setattr__(self, "duplicate", duplicate)
+        object.__setattr__(self, "chains", chains)
 
 
 class StoredEvent(NamedTuple):
@@ -458,8 +460,8 @@ class EventStore:
         self._create = self.room_script(_LUA_CREATE)
         self._set_status = self._script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
-        self._keys: dict[str, RoomKeys] = {}  # ``keys``, at most _HELD_KEYS (then forgotten)
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
+        self._keys: dict[str, RoomKeys] = {}  # ``keys``, at most _HELD_KEYS (then forgotten)
 
     async def aclose(self) -> None:
         """Close the store's own connections (batching.py, resp_connection.py; ``redis`` is the
