@@ -356,5 +356,12 @@ def encode(event: Event) -> bytes:
     return _pack(to_dict(event))
 
 
+def stored_dict(raw: bytes) -> dict[str, Any]:
+    """An encoded event's map as it was stored, not upcast: ``to_dict`` of the event, if this
+    code encoded it."""
+    data: dict[str, Any] = msgpack.unpackb(raw, raw=False, strict_map_key=False)
+    return data
+
+
 def decode(raw: bytes) -> Event:
-    return from_dict(msgpack.unpackb(raw, raw=False, strict_map_key=False))
+    return from_dict(stored_dict(raw))

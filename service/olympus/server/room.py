@@ -41,7 +41,7 @@ from olympus.rules import (
     strength_terms,
     waiting_reason,
 )
-from olympus.rules.events import to_dict
+from olympus.rules.events import stored_dict, to_dict
 from olympus.rules.observation import observe_event, view
 from olympus.store import (
     EventStore,
@@ -137,6 +137,34 @@ class NewEvent:
         object.__setattr__(self, "chain", chain)
 
 
+class HeldLog:
+    """A room's log as stored: msgpack bytes, not Event objects (feed.py says why: memory and
+    the garbage collector), each marked if this process encoded it (``encode`` of an event it
+    decided: its own append's).
+
+    Only the unredacted log at a game's end reads it. An entry encoded here is its event's
+    ``to_dict`` as it is, so it is only unpacked; any other is decoded, which upcasts an older
+    version's shape. Decoding every event built each with its dataclass's interpreted
+    ``__init__``: 2.7 % of a busy server's CPU (docs/performance.md)."""
+
+    __slots__ = ("_data", "_here")
+
+    def __init__(self) -> None:
+        self._data: list[bytes] = []
+        self._here = bytearray()  # 1: the entry was encoded here
+
+    def append(self, data: bytes, encoded_here: bool) -> None:
+        self._data.append(data)
+        self._here.append(encoded_here)
+
+    def unredacted(self) -> list[protocol.Message]:
+        """Every event's ``to_dict``, in order."""
+        return [
+            stored_dict(data) if here else to_dict(decode(data))
+            for data, here in zip(self._data, self._here, strict=True)
+        ]
+
+
 @dataclass(frozen=True, slots=True)
 class Submitted:
     """What ``submit`` did with a command."""
@@ -175,10 +203,8 @@ class RoomRuntime:
         self.metrics = metrics
         self.legal_queue = legal_queue
         self.state = GameState()
-        # The log as stored (msgpack bytes, not Event objects: see feed.py on memory and GC);
-        # decoded only for the unredacted log at the game's end. From ``base`` on: events
-        # 1..base are a snapshot's (0: the whole log is here).
-        self.log: list[bytes] = []
+        # From ``base`` on: events 1..base are a snapshot's (0: the whole log is here).
+        self.log = HeldLog()
         self.base = 0
         # ``chain_next`` over the events folded (from a snapshot's): names this history to the
         # store, which refuses appends and shows reads that do not continue it.
@@ -259,7 +285,7 @@ class RoomRuntime:
                 return
             stored = await self.store.read(self.room_id, 0, count=self.version)
             held = (self.state, self.log, self.base, self.feeds, self.chain)
-            self.state, self.log, self.base, self.chain = GameState(), [], 0, ""
+            self.state, self.log, self.base, self.chain = GameState(), HeldLog(), 0, ""
             self.feeds = {a: Feed() for a in AUDIENCES}
             try:
                 self.load(stored)
@@ -296,7 +322,7 @@ class RoomRuntime:
                 message = observe_event(event, audience, before, after)
                 if message is not None:
                     feed.append(version, message)
-            self.log.append(new.data)
+            self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
             self.chain = chain_next(self.chain, new.data) if new.chain is None else new.chain
             self.state = after
             folded = True
@@ -366,7 +392,7 @@ class RoomRuntime:
         Of a whole room only (``complete``)."""
         if self.base:
             raise RuntimeError(f"room {self.room_id}: events 1..{self.base} are not held")
-        return [to_dict(decode(data)) for data in self.log]
+        return self.log.unredacted()
 
     def _over_frame(self, codec: Codec) -> Frame:
         if codec.name not in self._over_frames:
@@ -638,7 +664,7 @@ class RoomRuntime:
         stored = await self.store.read(self.room_id, 0)
         await self.store.drop_snapshot_if_ahead(self.room_id)  # one of the lost history
         self.close_all(protocol.CLOSE_RESYNC, "resync")
-        self.state, self.log, self.base, self.snapshot_version = GameState(), [], 0, 0
+        self.state, self.log, self.base, self.snapshot_version = GameState(), HeldLog(), 0, 0
         self.chain = ""
         self.feeds = {a: Feed() for a in AUDIENCES}
         self._legal_frames.clear()
