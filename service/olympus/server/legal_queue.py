@@ -1,7 +1,7 @@
 """The process's lowest-priority work: rooms whose seats are owed a ``legal`` (or ``game_over``).
 
 A seat's ``legal`` message lists its next options; computing it is the rules engine's most
-expensive call (``legal_actions``), and ``game_over`` decodes the whole log. Neither must hold
+expensive call (``legal_actions``), and ``game_over`` packs the whole log. Neither must hold
 back what a player is waiting for: the events of a command at every socket of the room, and
 the ``ack``. So rooms owing those frames wait here, in the order they became due, and a single
 task serves one room per turn of the event loop: every turn still reads the sockets, appends
