@@ -11,6 +11,7 @@ from olympus.bots import play_random_game
 from olympus.rules import Faction, GameState, Options, evolve, execute, strength_terms
 from olympus.rules import events as ev
 from olympus.rules.commands import parse_command
+from olympus.rules.state import Maneuver
 from olympus.scenario import build
 
 
@@ -60,8 +61,12 @@ def test_hypnos_hephaestus_and_a_chase_are_named() -> None:
     state, _ = build(
         {
             "units": {
-                "Hypnos": 18, "Cronus": 18, "Hephaestus": 18, "Poseidon": 18,
-                "Zeus": 35, "Hades": 1,
+                "Hypnos": 18,
+                "Cronus": 18,
+                "Hephaestus": 18,
+                "Poseidon": 18,
+                "Zeus": 35,
+                "Hades": 1,
             },
             "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
         },
@@ -97,17 +102,23 @@ def _names(side: dict[str, Any]) -> set[str]:
 
 def test_breakdowns_add_up_and_name_only_revealed_units_in_random_games() -> None:
     """In random games of every variant: each breakdown's power is the round's power, and every
-    unit it names is revealed at that moment (the event goes to every audience unredacted)."""
+    unit it names is revealed at that moment (the event goes to every audience unredacted).
+    The commitment form's rows (``powers``: maneuver → power with 0, 1, … Energy), listed in
+    the rulebook's order of the maneuvers, hold the power the round then resolves with (R8)."""
     rounds = 0
     rng = random.Random(14)
+    order = [m.value for m in Maneuver]
     for game in range(60):
         options = Options(open_combat=game % 2 == 1, random_setup=game % 3 == 0)
+        listed: dict[str, Any] = {}  # the terms of the round's commitments
 
         def observe(state: GameState, action: object, new: list, after: GameState) -> None:
-            nonlocal rounds
+            nonlocal rounds, listed
             if (terms := strength_terms(state)) is not None:
+                listed = terms
                 for side in terms.values():
                     assert _names(side) <= state.revealed
+                    assert list(side["powers"]) == [m for m in order if m in side["powers"]]
             for event in new:
                 if isinstance(event, ev.CombatRoundResolved):
                     rounds += 1
@@ -121,6 +132,8 @@ def test_breakdowns_add_up_and_name_only_revealed_units_in_random_games() -> Non
                         )
                         assert side["power"] == power
                         assert _names(side) <= state.revealed, (side, state.revealed)
+                        row = listed[faction.value]["powers"][side["maneuver"]]
+                        assert row[side["energy"]] == power  # R8: as the form said
                 state = evolve(state, event)
 
         play_random_game(rng, options, max_commands=400, observe=observe)
