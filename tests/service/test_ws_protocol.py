@@ -14,6 +14,7 @@ between them; and a frame websockets refuses is refused as before.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from typing import Any
 
@@ -26,7 +27,7 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
-from olympus.server.ws_protocol import EXTENSION, FrameSender, Inbox, receiver
+from olympus.server.ws_protocol import EXTENSION, UNREAD_LIMIT, FrameSender, Inbox, receiver
 
 LENGTHS = (0, 1, 125, 126, 127, 65_535, 65_536, 70_000)
 PAYLOADS: list[bytes | str] = [
@@ -75,15 +76,15 @@ async def test_frames_arrive_as_sent(ws: str) -> None:
 
 
 @pytest.fixture
-def read_directly(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each message given to an application, whether ``WriteFrameProtocol`` read its frame
-    itself (True) or websockets did. (uvicorn's method is watched: a class compiled by mypyc
-    cannot be subclassed by an interpreted one.)"""
-    noted: list[bool] = []
+def read_by_websockets(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """The payload of each message websockets read and uvicorn gave to an application
+    (``send_receive_event_to_app``); the short way gives its messages without it. (uvicorn's
+    method is watched: a class compiled by mypyc cannot be subclassed by an interpreted one.)"""
+    noted: list[bytes] = []
     give = WebSocketsSansIOProtocol.send_receive_event_to_app
 
     def watched(protocol: WebSocketsSansIOProtocol) -> None:
-        noted.append(getattr(protocol, "_direct", False))
+        noted.append(b"".join(protocol.frames))
         give(protocol)
 
     monkeypatch.setattr(WebSocketsSansIOProtocol, "send_receive_event_to_app", watched)
@@ -143,7 +144,7 @@ def echo() -> Starlette:
 
 @pytest.mark.parametrize("cut", [1, 3, 7, 1000, None])
 async def test_frames_in_are_read_as_websockets_reads_them(
-    cut: int | None, read_directly: list[bool]
+    cut: int | None, read_by_websockets: list[bytes]
 ) -> None:
     """Three volleys of frames, each written at once or cut into writes of ``cut`` bytes:
     small frames, then what the short way leaves to websockets (long frames, a ping), then
@@ -167,7 +168,8 @@ async def test_frames_in_are_read_as_websockets_reads_them(
                 assert received == [p if first == BINARY else p.decode() for first, p in data]
             pong = await client.ping(b"still there")
             await asyncio.wait_for(pong, 30)
-        assert read_directly == [False, *[True] * len(SMALL), False, False, *[True] * len(SMALL)]
+        # every small frame was read the short way: websockets read only these
+        assert read_by_websockets == [b"first", LARGE[0][1], LARGE[2][1]]
     finally:
         await server.aclose()
 
@@ -203,6 +205,43 @@ async def test_frames_websockets_refuses_are_refused(writes: list[bytes], code: 
                 return
             await asyncio.wait_for(client.wait_closed(), 30)
         assert client.close_code == code
+    finally:
+        await server.aclose()
+
+
+def held_back() -> Starlette:
+    """Reads nothing until ``UNREAD_LIMIT - 1`` messages, then ``UNREAD_LIMIT``, wait unread,
+    telling the client each time whether its transport is still read; then takes them all and
+    tells that, with what it took."""
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        receive = receiver(ws)
+        protocol = ws.scope["extensions"][EXTENSION]["receive"].__self__
+        for waiting in (UNREAD_LIMIT - 1, UNREAD_LIMIT):
+            async with asyncio.timeout(30):
+                while len(protocol.queue) < waiting:
+                    await asyncio.sleep(0.005)  # the protocol reads them meanwhile
+            await ws.send_json({"paused": protocol.read_paused, "waiting": len(protocol.queue)})
+        taken = [(await receive())["bytes"].decode() for _ in range(UNREAD_LIMIT)]
+        await ws.send_json({"paused": protocol.read_paused, "taken": taken})
+
+    return Starlette(routes=[WebSocketRoute("/ws", endpoint)])
+
+
+async def test_a_client_is_read_until_too_many_of_its_messages_wait() -> None:
+    """Reading stops once ``UNREAD_LIMIT`` messages wait unread (not after each, as uvicorn
+    does) and starts again when the application has taken them; none is lost or reordered."""
+    server = UvicornThread(held_back(), Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url, ping_interval=None) as client:
+            for n in range(UNREAD_LIMIT - 1):
+                await client.send(str(n).encode())
+            assert json.loads(await client.recv()) == {"paused": False, "waiting": UNREAD_LIMIT - 1}
+            await client.send(str(UNREAD_LIMIT - 1).encode())
+            assert json.loads(await client.recv()) == {"paused": True, "waiting": UNREAD_LIMIT}
+            taken = [str(n) for n in range(UNREAD_LIMIT)]
+            assert json.loads(await client.recv()) == {"paused": False, "taken": taken}
     finally:
         await server.aclose()
 

@@ -16,10 +16,15 @@ payload each a ``read_exact``), several µs of Python per frame. A client's comm
 small data frame: unfragmented, masked, without extension bits, shorter than 64 KiB. While the
 websocket is open and websockets' own parser waits at the start of a frame, this protocol reads
 such frames itself (RFC 6455 §5.2, the payload unmasked by websockets' own C ``apply_mask``) and
-gives each to the application as uvicorn does (``send_receive_event_to_app``: the same ASGI
-message, queue and flow control). The queue is an ``Inbox`` (asyncio's ``Queue`` is Python),
-and the application may read it with the protocol's ``receive``, offered beside ``write``,
-rather than through Starlette's ``WebSocket.receive``. Anything else (a ping, a pong, a close,
+gives each to the application as the same ASGI message uvicorn makes. The queue is an
+``Inbox`` (asyncio's ``Queue`` is Python), and the application may read it with the protocol's
+``receive``, offered beside ``write``, rather than through Starlette's ``WebSocket.receive``.
+
+Flow control: uvicorn stops reading the transport after every message and starts again once
+the application has taken it, two changes to the event loop's watch of the socket per
+message. Here reading stops only once ``UNREAD_LIMIT`` messages wait unread, and starts again
+when the application has taken them all, as uvicorn's ``receive`` does; what a client can make
+the process hold is still bounded. Anything else (a ping, a pong, a close,
 a fragment, a compressed or large frame) is handed, with everything after it, to websockets,
 which then parses from the start of that frame as if it had read all the ones before; the
 short way resumes once websockets waits at a frame's start again.
@@ -57,6 +62,9 @@ _TEXT, _BINARY = 0x80 | Opcode.TEXT.value, 0x80 | Opcode.BINARY.value
 _MASKED = 0x80
 _WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
 
+# Messages a client may have waiting unread before its transport stops being read.
+UNREAD_LIMIT = 16
+
 
 class Inbox:
     """What the protocol queues for the application, in order: the part of ``asyncio.Queue``
@@ -74,6 +82,9 @@ class Inbox:
 
     def empty(self) -> bool:
         return not self._messages
+
+    def __len__(self) -> int:
+        return len(self._messages)
 
     async def get(self) -> Message:
         if self._waiter is not None:  # it would take the other's wake-up and strand it
@@ -99,7 +110,8 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.queue = Inbox()  # type: ignore[assignment]
+        self._inbox = Inbox()
+        self.queue = self._inbox  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
         if not self._direct:
@@ -133,10 +145,44 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
                 break  # the rest of the frame is still on its way
             payload = apply_mask(buffer[start + 4 : stop], buffer[start : start + 4])
             at = stop
-            self.curr_msg_data_type = "text" if first == _TEXT else "bytes"
-            self.frames = [payload]
-            self.send_receive_event_to_app()  # uvicorn's: the app's message, flow control
+            self._give(first == _TEXT, payload)
         self._pending = buffer[at:]
+
+    def _give(self, text: bool, payload: bytes) -> None:
+        """Queue one whole message for the application, as uvicorn's
+        ``send_receive_event_to_app`` would, and stop reading if too many wait unread."""
+        message: dict[str, Any]
+        if text:
+            try:
+                message = {"type": "websocket.receive", "text": payload.decode()}
+            except UnicodeDecodeError:  # uvicorn's: it closes with 1007
+                self.curr_msg_data_type, self.frames = "text", [payload]
+                self.send_receive_event_to_app()
+                return
+        else:
+            message = {"type": "websocket.receive", "bytes": payload}
+        inbox = self._inbox
+        inbox.put_nowait(message)
+        if not self.read_paused and len(inbox) >= UNREAD_LIMIT:
+            self.read_paused = True
+            self.transport.pause_reading()
+
+    def send_receive_event_to_app(self) -> None:
+        """uvicorn's, for a message websockets read (it stops reading after each), then
+        reading goes on unless ``UNREAD_LIMIT`` messages wait."""
+        super().send_receive_event_to_app()
+        if self.read_paused and len(self._inbox) < UNREAD_LIMIT:
+            self.read_paused = False
+            self.transport.resume_reading()
+
+    async def receive(self) -> Message:  # type: ignore[override]
+        """The application's next message (uvicorn's ``receive``, compiled): reading starts
+        again once every message waiting has been taken."""
+        message = await self._inbox.get()
+        if self.read_paused and self._inbox.empty():
+            self.read_paused = False
+            self.transport.resume_reading()
+        return message
 
     def _to_websockets(self, data: bytes) -> None:
         """uvicorn's way: websockets parses ``data``; then, if it waits at a frame's start on
@@ -158,7 +204,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         if not self.close_sent:  # the handshake goes on: the scope is the app's
             self.scope["extensions"][EXTENSION] = {
                 "write": self.write_frame,
-                "receive": self.receive,  # uvicorn's, without Starlette's on top
+                "receive": self.receive,  # without Starlette's on top
             }
 
     def write_frame(self, data: bytes | str) -> bool:
