@@ -390,6 +390,24 @@ def test_fresh_tokens_do_not_follow_the_characters() -> None:
     assert 70 <= firsts <= 130, firsts  # about half of the time, as a fair shuffle does
 
 
+def test_fresh_tokens_are_the_seeded_shuffle_also_when_remembered() -> None:
+    """R7: the fresh tokens' order is ``random.Random(f"{token_seed}:{version}")``'s shuffle
+    of the units, as every stored game was decided. ``decide`` remembers its draws
+    (``_shuffled``: ``legal_actions`` makes Hermes' first step to each destination at the same
+    version), and a draw remembered is the same draw."""
+    placed = {"Cronus": 15, "Nyx": 15, "Thanatos": 15, "Hades": 1, "Zeus": 35}
+    for token_seed in range(60):
+        state, _ = build({"units": placed}, "test")
+        state = replace(state, token_seed=token_seed)
+        for _ in range(2):  # the second time, remembered
+            events, _ = execute(state, cmd.Move(side=_C, units=["Nyx"], to=16))
+            hidden = next(e for e in events if isinstance(e, ev.UnitsHidden))
+            version = state.version + events.index(hidden)  # the hiding's draw
+            order = list(hidden.units)
+            random.Random(f"{token_seed}:{version}").shuffle(order)
+            assert hidden.tokens == {u: state.next_token + i for i, u in enumerate(order)}
+
+
 # --- the successor to Zeus ----------------------------------------------------------------------
 
 

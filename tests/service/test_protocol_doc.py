@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ROOT / "service" / "olympus"
 # The constructors whose first argument is a code that reaches a client as ``error.code``.
 RAISED = re.compile(
-    r"(?:ProtocolError|CommandRejected|IllegalCommand|TokenError)\(\s*\"([a-z_]+)\"|"
+    r"(?:ProtocolError|CommandRejected|IllegalCommand|Refusal|TokenError)\(\s*\"([a-z_]+)\"|"
     r"self\._error\(\s*\"([a-z_]+)\""
 )
 

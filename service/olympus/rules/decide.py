@@ -30,11 +30,32 @@ def _hide_origin(d: Decision, origin: int, side: Faction) -> None:
     """R7: some but not all units leave for a region without enemies, so the enemy can no
     longer tell who left: every unit of the origin is hidden and gets a fresh token, drawn
     from the secret seed so that the new numbers say nothing about who is under them."""
-    units = d.state.units_in(origin, side)
-    order = list(units)
-    random.Random(f"{d.state.token_seed}:{d.state.version}").shuffle(order)
-    tokens = {u: d.state.next_token + i for i, u in enumerate(order)}
+    state = d.state
+    units = state.units_in(origin, side)
+    order = [units[i] for i in _shuffled(state.token_seed, state.version, len(units))]
+    tokens = {u: state.next_token + i for i, u in enumerate(order)}
     d.emit(ev.UnitsHidden(units=tuple(units), tokens=tokens))
+
+
+# The draws of ``_shuffled`` made lately, at most this many (then forgotten all at once).
+_SHUFFLES: Final[dict[tuple[int, int, int], tuple[int, ...]]] = {}
+_SHUFFLES_KEPT: Final = 4096
+
+
+def _shuffled(token_seed: int, version: int, n: int) -> tuple[int, ...]:
+    """``range(n)`` as ``random.Random(f"{token_seed}:{version}").shuffle`` orders it, which
+    is how it orders any ``n`` items. Remembered: seeding from a string costs a SHA-512 and a
+    Mersenne Twister's initialisation, and ``legal_actions`` makes Hermes' first step to each
+    destination from the same origin at the same version (his further steps)."""
+    key = (token_seed, version, n)
+    order = _SHUFFLES.get(key)
+    if order is None:
+        drawn = list(range(n))
+        random.Random(f"{token_seed}:{version}").shuffle(drawn)
+        if len(_SHUFFLES) >= _SHUFFLES_KEPT:
+            _SHUFFLES.clear()
+        order = _SHUFFLES[key] = tuple(drawn)
+    return order
 
 
 def make_move(d: Decision, plan: MovePlan) -> bool:

@@ -21,6 +21,10 @@ def _adjusted(
     """``penalty`` with the powers of ``action.units`` that adjust penalties already known."""
     for power in adjusters:
         points = power.honor_penalty(state, action, reason, points)
+    return _never_negative(points)
+
+
+def _never_negative(points: int) -> int:
     return max(points, 0)
 
 
@@ -85,5 +89,7 @@ class MoveHonor:
         return -self._penalty(kind, move.reveal, "attack", points), "attack"
 
     def _penalty(self, kind: str, reveal: frozenset[str], reason: str, points: int) -> int:
+        if not self._adjusters:  # most groups: no power to ask, no ``Action`` to make for it
+            return _never_negative(points)
         action = Action(self.faction, self.units, kind, reveal)
         return _adjusted(self.state, self._adjusters, action, reason, points)

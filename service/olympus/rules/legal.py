@@ -22,7 +22,7 @@ from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_ste
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
-from .movement import MovePlan, Movers
+from .movement import MovePlan, Movers, Refusal
 from .powers import POWERS, Action, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
@@ -51,6 +51,7 @@ class LegalAction:
         "_key",
         "_kind",
         "_listed",
+        "_mask",
         "_move",
         "_side",
         "_wire",
@@ -68,12 +69,12 @@ class LegalAction:
         given: tuple[str, ...] = (),
         move: MoveFields | None = None,
         command: cmd.Command | None = None,
-        key: int | None = None,
+        mask: int = 0,
     ) -> None:
         """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``
         (``wire`` must be its client form: tests/test_legal.py checks), or the move of
-        ``move``'s fields (``key``: its ``_move_key``, if it has one), or ``command``
-        itself."""
+        ``move``'s fields (``mask``: its units' bits, ``_units_mask``, as its group has them),
+        or ``command`` itself."""
         self._kind = kind
         self._side = side
         self.honor = honor
@@ -82,7 +83,8 @@ class LegalAction:
         self._given = given
         self._move = move
         self._command = command
-        self._key: object = key
+        self._mask = mask
+        self._key: object = None
         self._listed = command is None  # made ``of`` a command: no key (``key``)
 
     @classmethod
@@ -135,11 +137,18 @@ class LegalAction:
         (``_move_key``: hashed and compared at once, where a tuple of its fields was a deep
         compare), another listed action's its class, given fields (lists as tuples) and
         costs; None for an action made ``of`` a command. Kept once made: the listed
-        commitments of a combat are the same objects from position to position."""
+        commitments of a combat are the same objects from position to position.
+
+        Made when first asked for, not when listed: a bot's playouts and searches never ask,
+        and packing a move's key was a tenth of listing a turn position's moves."""
         key = self._key
         if key is None and self._listed:
-            if self._move is not None:
-                key = (self._move, self.honor, self.energy)
+            move = self._move
+            if move is not None:
+                mask = self._mask or _units_mask(move[0])
+                key = _move_key(mask, move, self.honor, self.energy)
+                if key is None:  # beyond the packed ranges
+                    key = (move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
@@ -208,8 +217,7 @@ def _move_action(
     (``_units_mask``), as a client sends it."""
     fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
     given = _WALK_GIVEN if steps else _MOVE_GIVEN
-    key = _move_key(mask, fields, honor, energy)
-    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, key)
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, mask)
 
 
 # A listed move's key (``LegalAction.key``) packs its fields and costs into the bits of one
@@ -337,7 +345,7 @@ def _destination_moves(
         if reveal or use_power:
             variant = movers.move(to, fly, frozenset(reveal), use_power)
         plan = movers.verdict(variant, reveal)
-        if isinstance(plan, IllegalCommand):
+        if isinstance(plan, Refusal):
             continue
         found.append(_move_action(variant, group.mask, reveal, plan.honor, plan.energy))
         if group.walks and not state.units_in(to):
@@ -396,9 +404,8 @@ def _extra_steps(
     except IllegalCommand:
         return  # he stopped
     for step in _STEPS[plan.move.destination]:
-        try:
-            further = walker.judge(walker.move(step))
-        except IllegalCommand:
+        further = walker.verdict(walker.move(step))
+        if isinstance(further, Refusal):
             continue
         honor_, energy_ = honor + further.honor, energy + further.energy
         found.append(_move_action(plan.move, mask, reveal, honor_, energy_, (step,)))

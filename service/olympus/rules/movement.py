@@ -13,8 +13,21 @@ from .powers import POWERS, MoveContext, Power, powers_of
 from .state import GameState
 
 STACK_LIMIT: Final = 4  # R6
+_STACK_LIMIT_SENTENCE: Final = f"At most {STACK_LIMIT} of your units may stand in one region."
 STYX_ENERGY: Final = 2  # R5
 _NOBODY: Final[frozenset[str]] = frozenset()
+
+
+class Refusal:
+    """The first rule a judged move breaks (``Movers.verdict``): what its ``IllegalCommand``
+    will say. ``legal_actions`` refuses many candidate moves and reads none of their refusals,
+    and an exception costs more to make than this."""
+
+    __slots__ = ("code", "sentence")
+
+    def __init__(self, code: str, sentence: str) -> None:
+        self.code = code
+        self.sentence = sentence
 
 
 class MovePlan:
@@ -131,17 +144,17 @@ class Movers:
         the command gives it (``move.reveal`` is its set). Raises ``IllegalCommand`` with the
         first rule it breaks."""
         plan = self.verdict(move, reveal)
-        if isinstance(plan, IllegalCommand):
-            raise plan
+        if isinstance(plan, Refusal):
+            raise IllegalCommand(plan.code, plan.sentence)
         return plan
 
-    def verdict(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan | IllegalCommand:
+    def verdict(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan | Refusal:
         """``judge``, with the first rule the move breaks returned rather than raised:
         ``legal_actions`` judges every candidate move, and raising costs more than judging.
         (A unit to reveal that may not be revealed still raises: candidates never ask that.)"""
         state, faction, movers, destination = self.state, self.faction, self.units, move.destination
         if destination == self.origin:
-            return IllegalCommand("same_region", "The units are already there.")
+            return Refusal("same_region", "The units are already there.")
         newly: tuple[str, ...] = ()
         if reveal:
             newly = check_reveals(
@@ -150,24 +163,22 @@ class Movers:
         if move.use_power and not any(
             p.uses_power_on_move(state, move) for p in powers_of(movers)
         ):
-            return IllegalCommand("no_power_to_use", "None of these units has a power to use here.")
+            return Refusal("no_power_to_use", "None of these units has a power to use here.")
         if move.flight:
             power = self._flier
             if power is None or not power.flies(state, move):
-                return IllegalCommand(
+                return Refusal(
                     "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
                 )
         elif not BOARD.adjacent(self.origin, destination):
-            return IllegalCommand(
+            return Refusal(
                 "not_adjacent", f"Region {destination} is not next to {self.origin}."
             )
         if self._own[destination] + len(movers) > STACK_LIMIT:
-            return IllegalCommand(
-                "stack_limit", f"At most {STACK_LIMIT} of your units may stand in one region."
-            )
+            return Refusal("stack_limit", _STACK_LIMIT_SENTENCE)
         energy = self._styx_cost(move)
         if energy > self._energy:
-            return IllegalCommand(
+            return Refusal(
                 "styx_energy", f"Crossing the Styx costs {energy} Energy and you have less."
             )
         honor, reason = self.honor.of(move)

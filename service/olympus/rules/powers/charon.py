@@ -20,12 +20,11 @@ class Charon(Power):
         if self.unit in move.units:
             return True
         here = state.positions[self.unit]
-        near = {here} | BOARD.neighbours(here)
-        return (
-            move.faction is Faction.CHTHONIANS  # he ferries his own side only
-            and BOARD.on_styx(here)
-            and (move.origin in near or move.destination in near)
-        )
+        if move.faction is not Faction.CHTHONIANS or not BOARD.on_styx(here):  # his side, his river
+            return False
+        near = BOARD.neighbours(here)
+        origin, destination = move.origin, move.destination
+        return here in (origin, destination) or origin in near or destination in near
 
     def may_reveal_for_move(self, state: GameState, move: MoveContext) -> bool:
         return BOARD.crosses_styx(move.origin, move.destination) and self._ferries(state, move)
