@@ -22,6 +22,7 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
         {"legal_turn_mean_us", "legal_combat_mean_us", "execute_median_us", "replay_events_per_s"},
     ),
     ("playout_bench.py", ["--games", "3"], {"games_per_s", "positions_per_s"}),
+    ("legal_instructions.py", ["--games", "2"], {"turn_positions", "actions"}),
     (
         "command_path_bench.py",
         ["--rooms", "2", "--commands", "50", "--runs", "1"],

@@ -1,0 +1,86 @@
+"""The turn positions of seeded random games, each listed once by ``legal_actions``: a workload
+to count instructions of, under callgrind, where timings on a shared box drift by a fifth.
+
+    valgrind --tool=callgrind --toggle-collect=CPyPy_legal___legal_actions \\
+        .venv/bin/python bench/legal_instructions.py --games 20
+
+With the compiled rules, the toggle counts the calls this script makes (from Python) and no
+other: the games are played with ``random_legal_action``, whose own calls stay inside compiled
+code. Each position is listed on a fresh copy (``evolved({})``), so that its occupancy index is
+built in the counted call, as ``rules_bench.py`` times it. The same seed plays the same games
+as long as the lists are the same (``legal_equivalence.py`` checks that), so two builds can be
+compared by their ``I refs``.
+
+    .venv/bin/python bench/legal_instructions.py [--games 20] [--seed 11] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+
+from olympus.bots import setup_commands
+from olympus.rules import (
+    COMPILED,
+    Faction,
+    GameState,
+    Options,
+    Phase,
+    create,
+    execute,
+    legal_actions,
+    random_legal_action,
+    replay,
+)
+
+
+def turn_positions(games: int, seed: int) -> list[tuple[GameState, Faction]]:
+    """(state, seat to act) of every turn position (no combat, no pending choice)."""
+    rng = random.Random(seed)
+    positions = []
+    for _ in range(games):
+        options = Options(rng.random() < 0.5, rng.random() < 0.5, 0)
+        state = replay(create(options, token_seed=rng.randrange(2**63)))
+        for command in setup_commands(rng, options):
+            state = execute(state, command)[1]
+        seats = sorted(Faction, key=lambda f: f.value)
+        while state.phase is not Phase.OVER:
+            rng.shuffle(seats)
+            for seat in seats:
+                action = random_legal_action(state, seat, rng)
+                if action is not None:
+                    break
+            else:
+                raise AssertionError(f"no seat can act at version {state.version}")
+            if state.combat is None and not state.pending:
+                positions.append((state, seat))
+            state = execute(state, action.command)[1]
+    return positions
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--json", default=None, metavar="FILE", help="write the counts here")
+    args = parser.parse_args(argv)
+    positions = turn_positions(args.games, args.seed)
+    fresh = [(state.evolved({}), seat) for state, seat in positions]
+    actions = sum(len(legal_actions(state, seat)) for state, seat in fresh)  # the counted calls
+    report = {
+        "turn_positions": len(positions),
+        "actions": actions,
+        "compiled": COMPILED,
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(report, indent=2))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(report, out, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
