@@ -5,11 +5,11 @@ to count instructions of, under callgrind, where timings on a shared box drift b
         .venv/bin/python bench/legal_instructions.py --games 20
 
 With the compiled rules, the toggle counts the calls this script makes (from Python) and no
-other: the games are played with ``random_legal_action``, whose own calls stay inside compiled
-code. Each position is listed on a fresh copy (``evolved({})``), so that its occupancy index is
-built in the counted call, as ``rules_bench.py`` times it. The same seed plays the same games
-as long as the lists are the same (``legal_equivalence.py`` checks that), so two builds can be
-compared by their ``I refs``.
+other: the games are ``playout_bench.py``'s, played with ``random_legal_action``, whose own
+calls stay inside compiled code. Each position is listed on a fresh copy (``evolved({})``), so
+that its occupancy index is built in the counted call, as ``rules_bench.py`` times it. The same
+seed plays the same games as long as the lists are the same (``legal_equivalence.py`` checks
+that), so two builds can be compared by their ``I refs``.
 
     .venv/bin/python bench/legal_instructions.py [--games 20] [--seed 11] [--json FILE]
 """
@@ -21,42 +21,33 @@ import json
 import random
 import sys
 
-from olympus.bots import setup_commands
+from playout_bench import playout
+
 from olympus.rules import (
     COMPILED,
     Faction,
     GameState,
+    LegalAction,
     Options,
-    Phase,
-    create,
-    execute,
     legal_actions,
     random_legal_action,
-    replay,
 )
 
 
 def turn_positions(games: int, seed: int) -> list[tuple[GameState, Faction]]:
-    """(state, seat to act) of every turn position (no combat, no pending choice)."""
+    """(state, seat to act) of every turn position (no combat, no pending choice) of ``games``
+    playouts (``playout_bench.playout``)."""
     rng = random.Random(seed)
-    positions = []
+    positions: list[tuple[GameState, Faction]] = []
+
+    def noted(state: GameState, seat: Faction, rng: random.Random) -> LegalAction | None:
+        action = random_legal_action(state, seat, rng)
+        if action is not None and state.combat is None and not state.pending:
+            positions.append((state, seat))
+        return action
+
     for _ in range(games):
-        options = Options(rng.random() < 0.5, rng.random() < 0.5, 0)
-        state = replay(create(options, token_seed=rng.randrange(2**63)))
-        for command in setup_commands(rng, options):
-            state = execute(state, command)[1]
-        seats = sorted(Faction, key=lambda f: f.value)
-        while state.phase is not Phase.OVER:
-            rng.shuffle(seats)
-            for seat in seats:
-                action = random_legal_action(state, seat, rng)
-                if action is not None:
-                    break
-            else:
-                raise AssertionError(f"no seat can act at version {state.version}")
-            if state.combat is None and not state.pending:
-                positions.append((state, seat))
-            state = execute(state, action.command)[1]
+        playout(rng, Options(rng.random() < 0.5, rng.random() < 0.5, 0), 2000, noted)
     return positions
 
 
