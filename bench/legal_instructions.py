@@ -5,8 +5,8 @@ to count instructions of, under callgrind, where timings on a shared box drift b
         .venv/bin/python bench/legal_instructions.py --games 20
 
 With the compiled rules, the toggle counts the calls this script makes (from Python) and no
-other: the games are ``playout_bench.py``'s, played with ``random_legal_action``, whose own
-calls stay inside compiled code. Each position is listed on a fresh copy (``evolved({})``), so
+other: the games are played by ``playout_bench.playout`` with ``random_legal_action``, whose
+own calls stay inside compiled code. Each position is listed on a fresh copy (``evolved({})``), so
 that its occupancy index is built in the counted call, as ``rules_bench.py`` times it. The same
 seed plays the same games as long as the lists are the same (``legal_equivalence.py`` checks
 that), so two builds can be compared by their ``I refs``.
@@ -17,6 +17,7 @@ that), so two builds can be compared by their ``I refs``.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import sys
@@ -58,6 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, metavar="FILE", help="write the counts here")
     args = parser.parse_args(argv)
     positions = turn_positions(args.games, args.seed)
+    # R7's shuffles the games drew are remembered since 3b1416a: forgotten, so that the
+    # counted calls draw theirs as a service's first listing of a position does
+    getattr(importlib.import_module("olympus.rules.decide"), "_SHUFFLES", {}).clear()
     fresh = [(state.evolved({}), seat) for state, seat in positions]
     actions = sum(len(legal_actions(state, seat)) for state, seat in fresh)  # the counted calls
     report = {

@@ -27,7 +27,14 @@ from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIO
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
-from olympus.server.ws_protocol import EXTENSION, UNREAD_LIMIT, FrameSender, Inbox, receiver
+from olympus.server.ws_protocol import (
+    EXTENSION,
+    SMALL_BYTES,
+    UNREAD_LIMIT,
+    FrameSender,
+    Inbox,
+    receiver,
+)
 
 LENGTHS = (0, 1, 125, 126, 127, 65_535, 65_536, 70_000)
 PAYLOADS: list[bytes | str] = [
@@ -209,39 +216,61 @@ async def test_frames_websockets_refuses_are_refused(writes: list[bytes], code: 
         await server.aclose()
 
 
-def held_back() -> Starlette:
-    """Reads nothing until ``UNREAD_LIMIT - 1`` messages, then ``UNREAD_LIMIT``, wait unread,
-    telling the client each time whether its transport is still read; then takes them all and
-    tells that, with what it took."""
+def held_back(counts: tuple[int, ...]) -> Starlette:
+    """Reads nothing until ``counts[0]``, then ``counts[1]``… messages wait unread, telling the
+    client each time whether its transport is being read; then takes them all and tells that,
+    with what it took; then echoes one more message."""
 
     async def endpoint(ws: WebSocket) -> None:
         await ws.accept()
         receive = receiver(ws)
         protocol = ws.scope["extensions"][EXTENSION]["receive"].__self__
-        for waiting in (UNREAD_LIMIT - 1, UNREAD_LIMIT):
+        for waiting in counts:
             async with asyncio.timeout(30):
                 while len(protocol.queue) < waiting:
                     await asyncio.sleep(0.005)  # the protocol reads them meanwhile
-            await ws.send_json({"paused": protocol.read_paused, "waiting": len(protocol.queue)})
-        taken = [(await receive())["bytes"].decode() for _ in range(UNREAD_LIMIT)]
-        await ws.send_json({"paused": protocol.read_paused, "taken": taken})
+            reading = protocol.transport.is_reading()
+            await ws.send_json({"reading": reading, "waiting": len(protocol.queue)})
+        taken = [len((await receive())["bytes"]) for _ in range(counts[-1])]
+        await ws.send_json({"reading": protocol.transport.is_reading(), "taken": taken})
+        await ws.send_bytes((await receive())["bytes"])
 
     return Starlette(routes=[WebSocketRoute("/ws", endpoint)])
 
 
 async def test_a_client_is_read_until_too_many_of_its_messages_wait() -> None:
-    """Reading stops once ``UNREAD_LIMIT`` messages wait unread (not after each, as uvicorn
-    does) and starts again when the application has taken them; none is lost or reordered."""
-    server = UvicornThread(held_back(), Settings(redis_url="unused")).start()
+    """Reading stops once ``UNREAD_LIMIT`` small messages wait unread (not after each, as
+    uvicorn does) and starts again when the application has taken them; none is lost or
+    reordered. The first message is websockets' to read (the short way starts after it)."""
+    counts = (UNREAD_LIMIT - 1, UNREAD_LIMIT)
+    server = UvicornThread(held_back(counts), Settings(redis_url="unused")).start()
     try:
         async with connect(server.ws_url, ping_interval=None) as client:
             for n in range(UNREAD_LIMIT - 1):
-                await client.send(str(n).encode())
-            assert json.loads(await client.recv()) == {"paused": False, "waiting": UNREAD_LIMIT - 1}
-            await client.send(str(UNREAD_LIMIT - 1).encode())
-            assert json.loads(await client.recv()) == {"paused": True, "waiting": UNREAD_LIMIT}
-            taken = [str(n) for n in range(UNREAD_LIMIT)]
-            assert json.loads(await client.recv()) == {"paused": False, "taken": taken}
+                await client.send(b"x" * (n + 1))
+            assert json.loads(await client.recv()) == {"reading": True, "waiting": UNREAD_LIMIT - 1}
+            await client.send(b"x" * UNREAD_LIMIT)
+            assert json.loads(await client.recv()) == {"reading": False, "waiting": UNREAD_LIMIT}
+            taken = list(range(1, UNREAD_LIMIT + 1))
+            assert json.loads(await client.recv()) == {"reading": True, "taken": taken}
+            await client.send(b"after")
+            assert await asyncio.wait_for(client.recv(), 30) == b"after"
+    finally:
+        await server.aclose()
+
+
+async def test_a_large_message_stops_reading_at_once() -> None:
+    """A message of ``SMALL_BYTES`` or more (websockets reads it) stops reading at once, as
+    uvicorn does: what a client can make the process hold stays bounded in bytes."""
+    server = UvicornThread(held_back((2,)), Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url, ping_interval=None, max_size=None) as client:
+            await client.send(b"small")
+            await client.send(b"x" * SMALL_BYTES)
+            assert json.loads(await client.recv()) == {"reading": False, "waiting": 2}
+            assert json.loads(await client.recv()) == {"reading": True, "taken": [5, SMALL_BYTES]}
+            await client.send(b"after")
+            assert await asyncio.wait_for(client.recv(), 30) == b"after"
     finally:
         await server.aclose()
 

@@ -145,7 +145,7 @@ class LegalAction:
         if key is None and self._listed:
             move = self._move
             if move is not None:
-                mask = self._mask or _units_mask(move[0])
+                mask = self._mask or _units_mask(move[0])  # (made without its group's)
                 key = _move_key(mask, move, self.honor, self.energy)
                 if key is None:  # beyond the packed ranges
                     key = (move, self.honor, self.energy)

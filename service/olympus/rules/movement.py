@@ -171,9 +171,7 @@ class Movers:
                     "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
                 )
         elif not BOARD.adjacent(self.origin, destination):
-            return Refusal(
-                "not_adjacent", f"Region {destination} is not next to {self.origin}."
-            )
+            return Refusal("not_adjacent", f"Region {destination} is not next to {self.origin}.")
         if self._own[destination] + len(movers) > STACK_LIMIT:
             return Refusal("stack_limit", _STACK_LIMIT_SENTENCE)
         energy = self._styx_cost(move)

@@ -35,7 +35,8 @@ class Owing(Protocol):
 
 class LegalQueue:
     """Serves one room per turn of the event loop, as a callback that schedules the next
-    (``_serve``): no task, no ``asyncio.Event``, which are Python on every command."""
+    (``_serve``): no ``asyncio.Event`` to wake a task and no ``asyncio.sleep(0)`` to yield,
+    which are Python on every command."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
         self._clock = clock
@@ -85,4 +86,5 @@ class LegalQueue:
             room.push_due()
         except Exception:  # one room's bug must not starve the others
             log.exception("pushing legal frames failed")
-        self._next_turn()
+        finally:
+            self._next_turn()

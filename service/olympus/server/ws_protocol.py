@@ -20,14 +20,18 @@ gives each to the application as the same ASGI message uvicorn makes. The queue 
 ``Inbox`` (asyncio's ``Queue`` is Python), and the application may read it with the protocol's
 ``receive``, offered beside ``write``, rather than through Starlette's ``WebSocket.receive``.
 
+Anything else (a ping, a pong, a close, a fragment, a compressed or large frame) is handed,
+with everything after it, to websockets, which then parses from the start of that frame as if
+it had read all the ones before; the short way resumes once websockets waits at a frame's start
+again.
+
 Flow control: uvicorn stops reading the transport after every message and starts again once
 the application has taken it, two changes to the event loop's watch of the socket per
-message. Here reading stops only once ``UNREAD_LIMIT`` messages wait unread, and starts again
-when the application has taken them all, as uvicorn's ``receive`` does; what a client can make
-the process hold is still bounded. Anything else (a ping, a pong, a close,
-a fragment, a compressed or large frame) is handed, with everything after it, to websockets,
-which then parses from the start of that frame as if it had read all the ones before; the
-short way resumes once websockets waits at a frame's start again.
+message. Here a small message (under ``SMALL_BYTES``, a size the short way reads) stops it
+only once ``UNREAD_LIMIT`` messages wait unread; a larger one, which websockets reads, stops it
+at once, as uvicorn does. Reading starts again when the application has taken every message
+waiting, as uvicorn's ``receive`` does. So a client can make the process hold at most
+``UNREAD_LIMIT`` small messages, one large one and one read of the socket.
 
 Everything else (the handshake, pings, closing) is uvicorn's own.
 """
@@ -62,8 +66,9 @@ _TEXT, _BINARY = 0x80 | Opcode.TEXT.value, 0x80 | Opcode.BINARY.value
 _MASKED = 0x80
 _WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
 
-# Messages a client may have waiting unread before its transport stops being read.
+# Small messages a client may have waiting unread before its transport stops being read.
 UNREAD_LIMIT = 16
+SMALL_BYTES = 1 << 16  # bytes: a message the short way reads has a 7- or 16-bit length
 
 
 class Inbox:
@@ -150,7 +155,9 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
 
     def _give(self, text: bool, payload: bytes) -> None:
         """Queue one whole message for the application, as uvicorn's
-        ``send_receive_event_to_app`` would, and stop reading if too many wait unread."""
+        ``send_receive_event_to_app`` would, and stop reading if too many wait unread. (Never
+        after the close uvicorn sends: ``data_received`` reads the short way only while the
+        websocket is open.)"""
         message: dict[str, Any]
         if text:
             try:
@@ -161,19 +168,27 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
                 return
         else:
             message = {"type": "websocket.receive", "bytes": payload}
-        inbox = self._inbox
-        inbox.put_nowait(message)
-        if not self.read_paused and len(inbox) >= UNREAD_LIMIT:
-            self.read_paused = True
-            self.transport.pause_reading()
+        self._inbox.put_nowait(message)
+        self._pause_if_full()
 
     def send_receive_event_to_app(self) -> None:
-        """uvicorn's, for a message websockets read (it stops reading after each), then
-        reading goes on unless ``UNREAD_LIMIT`` messages wait."""
-        super().send_receive_event_to_app()
-        if self.read_paused and len(self._inbox) < UNREAD_LIMIT:
+        """uvicorn's, for a message websockets read. It stops reading after each message: a
+        small one here only once ``UNREAD_LIMIT`` wait (its flag is set around the call, so
+        it leaves reading as it is), a large one at once."""
+        if self.read_paused or sum(map(len, self.frames)) >= SMALL_BYTES:
+            super().send_receive_event_to_app()
+            return
+        self.read_paused = True
+        try:
+            super().send_receive_event_to_app()
+        finally:
             self.read_paused = False
-            self.transport.resume_reading()
+        self._pause_if_full()
+
+    def _pause_if_full(self) -> None:
+        if not self.read_paused and len(self._inbox) >= UNREAD_LIMIT:
+            self.read_paused = True
+            self.transport.pause_reading()
 
     async def receive(self) -> Message:  # type: ignore[override]
         """The application's next message (uvicorn's ``receive``, compiled): reading starts
