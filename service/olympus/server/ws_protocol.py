@@ -16,9 +16,10 @@ payload each a ``read_exact``), several µs of Python per frame. A client's comm
 small data frame: unfragmented, masked, without extension bits, shorter than 64 KiB. While the
 websocket is open and websockets' own parser waits at the start of a frame, this protocol reads
 such frames itself (RFC 6455 §5.2, the payload unmasked by websockets' own C ``apply_mask``) and
-gives each to the application as the same ASGI message uvicorn makes. The queue is an
-``Inbox`` (asyncio's ``Queue`` is Python), and the application may read it with the protocol's
-``receive``, offered beside ``write``, rather than through Starlette's ``WebSocket.receive``.
+gives each to the application as uvicorn does (``send_receive_event_to_app``: the same ASGI
+message and queue). The queue is an ``Inbox`` (asyncio's ``Queue`` is Python), and the
+application may read it with the protocol's ``receive``, offered beside ``write``, rather than
+through Starlette's ``WebSocket.receive``.
 
 Anything else (a ping, a pong, a close, a fragment, a compressed or large frame) is handed,
 with everything after it, to websockets, which then parses from the start of that frame as if
@@ -150,31 +151,16 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
                 break  # the rest of the frame is still on its way
             payload = apply_mask(buffer[start + 4 : stop], buffer[start : start + 4])
             at = stop
-            self._give(first == _TEXT, payload)
+            self.curr_msg_data_type = "text" if first == _TEXT else "bytes"
+            self.frames = [payload]
+            self.send_receive_event_to_app()  # uvicorn's: the app's message, below
         self._pending = buffer[at:]
 
-    def _give(self, text: bool, payload: bytes) -> None:
-        """Queue one whole message for the application, as uvicorn's
-        ``send_receive_event_to_app`` would, and stop reading if too many wait unread. (Never
-        after the close uvicorn sends: ``data_received`` reads the short way only while the
-        websocket is open.)"""
-        message: dict[str, Any]
-        if text:
-            try:
-                message = {"type": "websocket.receive", "text": payload.decode()}
-            except UnicodeDecodeError:  # uvicorn's: it closes with 1007
-                self.curr_msg_data_type, self.frames = "text", [payload]
-                self.send_receive_event_to_app()
-                return
-        else:
-            message = {"type": "websocket.receive", "bytes": payload}
-        self._inbox.put_nowait(message)
-        self._pause_if_full()
-
     def send_receive_event_to_app(self) -> None:
-        """uvicorn's, for a message websockets read. It stops reading after each message: a
-        small one here only once ``UNREAD_LIMIT`` wait (its flag is set around the call, so
-        it leaves reading as it is), a large one at once."""
+        """uvicorn's: the application's message (websockets' frames, or the short way's). It
+        stops reading after each message; a small one here only once ``UNREAD_LIMIT`` wait
+        (its flag is set around the call, so it leaves reading as it is), a large one at once.
+        uvicorn's ``receive`` starts reading again once every message waiting is taken."""
         if self.read_paused or sum(map(len, self.frames)) >= SMALL_BYTES:
             super().send_receive_event_to_app()
             return
@@ -183,21 +169,9 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             super().send_receive_event_to_app()
         finally:
             self.read_paused = False
-        self._pause_if_full()
-
-    def _pause_if_full(self) -> None:
-        if not self.read_paused and len(self._inbox) >= UNREAD_LIMIT:
+        if len(self._inbox) >= UNREAD_LIMIT:
             self.read_paused = True
             self.transport.pause_reading()
-
-    async def receive(self) -> Message:  # type: ignore[override]
-        """The application's next message (uvicorn's ``receive``, compiled): reading starts
-        again once every message waiting has been taken."""
-        message = await self._inbox.get()
-        if self.read_paused and self._inbox.empty():
-            self.read_paused = False
-            self.transport.resume_reading()
-        return message
 
     def _to_websockets(self, data: bytes) -> None:
         """uvicorn's way: websockets parses ``data``; then, if it waits at a frame's start on
@@ -219,7 +193,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         if not self.close_sent:  # the handshake goes on: the scope is the app's
             self.scope["extensions"][EXTENSION] = {
                 "write": self.write_frame,
-                "receive": self.receive,  # without Starlette's on top
+                "receive": self.receive,  # uvicorn's, without Starlette's on top
             }
 
     def write_frame(self, data: bytes | str) -> bool:
