@@ -7,9 +7,10 @@ registry, each with three subscribers that only count frames: one per seat and a
 that each audience's frames are built as for real sockets. A bot then plays random legal games
 through ``RoomRuntime.submit``, one command at a time, round-robin over the rooms, and lets the
 event loop run the fan-out (the pub/sub hint of each append comes back) and the snapshotter
-after each. The legal queue is stopped: after each command the bench calls the room's
-``push_due`` itself and times it (thread CPU) as ``legal_frames_us_per_command``: listing and
-encoding the ``legal`` frame each seat is owed.
+after each. ``submit`` ends with the seats' ``legal`` frames (``push_due``, after the caller's
+``acknowledge``): the bench's ``acknowledge`` notes the thread's CPU time, and what ``submit``
+takes after it is ``legal_frames_us_per_command``: listing and encoding the ``legal`` frame
+each seat is owed.
 
 The CPU of the process over the run, minus the bot's own choosing (``legal_actions`` for both
 seats, timed apart) and the ``legal`` frames, divided by the commands, is what deciding,
@@ -42,7 +43,7 @@ from olympus import bots
 from olympus.rules import Faction
 from olympus.server.lobby import CreateRoom
 from olympus.server.protocol import MSGPACK, Frame
-from olympus.server.room import RoomRuntime
+from olympus.server.room import RoomRuntime, Submitted
 from olympus.server.services import Services
 from olympus.server.settings import Settings
 from olympus.store import EmbeddedRedis
@@ -70,7 +71,6 @@ async def run(
 ) -> dict[str, float]:
     services = Services(Settings(redis_url=redis_url, prefix=prefix))
     await services.start()
-    await services.legal_queue.stop()  # the seats' legal frames: not this bench's part
     try:
         rng = random.Random(seed)
         held: list[RoomRuntime] = []
@@ -90,6 +90,11 @@ async def run(
         gc.freeze()
         gc.set_threshold(*Settings.gc_thresholds)
         choosing = framing = 0.0
+        acknowledged = [0.0]
+
+        async def acknowledge(result: Submitted) -> None:  # then ``submit`` pushes the frames
+            acknowledged[0] = time.thread_time()
+
         played = 0
         frames0 = sum(s.frames for s in sockets)
         start = time.process_time()
@@ -101,11 +106,9 @@ async def run(
             action = bots.choose(rng, room.state)
             choosing += time.process_time() - before
             assert action is not None
-            await room.submit(action.command, f"c{k}")
+            await room.submit(action.command, f"c{k}", acknowledge=acknowledge)
+            framing += time.thread_time() - acknowledged[0]  # the seats' ``legal`` frames
             played += 1
-            before = time.thread_time()
-            room.push_due()  # the seats' ``legal`` frames, timed apart (the queue is stopped)
-            framing += time.thread_time() - before
             for _ in range(3):  # the fan-out task (our own hint), the snapshotter
                 await asyncio.sleep(0)
         await asyncio.sleep(0.1)

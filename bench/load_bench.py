@@ -330,7 +330,7 @@ def choose(rng: random.Random, actions: list[dict[str, Any]]) -> dict[str, Any]:
 class Stats:
     latencies: list[float] = field(default_factory=list)
     # command → the first ``legal`` about its last event (or a later one) at any seat: the
-    # options for the next command, which the service sends after the events (legal_queue.py)
+    # options for the next command, which the service sends after the events (room.py)
     legal_latencies: list[float] = field(default_factory=list)
     acked: int = 0  # acks received in the window
     sent: int = 0

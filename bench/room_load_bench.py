@@ -19,7 +19,6 @@ from redis.asyncio import Redis
 from olympus.bots import play_random_game
 from olympus.rules import Options, encode
 from olympus.server import snapshots
-from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import ServiceMetrics
 from olympus.server.room import RoomRuntime
 from olympus.server.settings import Settings
@@ -31,7 +30,7 @@ def runtime() -> RoomRuntime:
     use, and loading a room from bytes at hand uses none)."""
     settings = Settings(redis_url="redis://unused")
     store = EventStore(Redis.from_url(settings.redis_url))
-    return RoomRuntime("bench", 1, store, settings, ServiceMetrics(), LegalQueue())
+    return RoomRuntime("bench", 1, store, settings, ServiceMetrics())
 
 
 def load_whole(stored: list[StoredEvent]) -> RoomRuntime:

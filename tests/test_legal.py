@@ -308,8 +308,8 @@ def test_a_seat_without_actions_is_told_why() -> None:
 
 
 def test_lists_nothing_is_known_without_listing() -> None:
-    """``lists_nothing`` (which the service trusts to send a waiting seat's ``legal`` at once)
-    is never wrong: when it says so, ``legal_actions`` is empty; outside a combat it says so
+    """``lists_nothing`` (which ``legal_actions`` trusts to list nothing without trying) is
+    never wrong: when it says so, ``legal_actions`` is empty; outside a combat it says so
     of every seat with nothing to do (the other side's turn or choice); in a combat never.
     Each of its reasons is met: a game in its setup or over, the other side's choice, the
     other side's turn."""

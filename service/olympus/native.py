@@ -89,7 +89,6 @@ SERVICE_MODULES = (
     "server/connection.py",
     "server/fanout.py",
     "server/feed.py",
-    "server/legal_queue.py",
     "server/metrics.py",
     "server/protocol.py",
     "server/ratelimit.py",

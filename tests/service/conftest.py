@@ -20,7 +20,6 @@ from service_harness import ServerThread, WsClient
 
 from olympus.server import Settings
 from olympus.server.clocks import Clocks
-from olympus.server.legal_queue import LegalQueue
 from olympus.server.metrics import ServiceMetrics
 from olympus.server.registry import RoomRegistry
 from olympus.store import EmbeddedRedis, EventStore
@@ -86,7 +85,7 @@ async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterato
 async def clocks(store: EventStore, settings: Settings) -> AsyncIterator[Clocks]:
     """The service's clocks on the test's store, with a registry of their own (no server)."""
     metrics = ServiceMetrics()
-    registry = RoomRegistry(store, settings, metrics, LegalQueue())
+    registry = RoomRegistry(store, settings, metrics)
     clocks = Clocks(store.redis, registry, settings, metrics)
     yield clocks
     await clocks.stop()

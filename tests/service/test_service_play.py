@@ -7,7 +7,6 @@ the true state, and the seat's last ``legal`` message must list exactly those ac
 
 from __future__ import annotations
 
-import asyncio
 import random
 from collections.abc import Callable
 
@@ -24,7 +23,7 @@ from service_harness import (
     seat,
 )
 
-from olympus.rules import Faction, Phase
+from olympus.rules import Faction, Phase, legal_actions
 from olympus.store import EventStore
 
 
@@ -137,26 +136,27 @@ async def test_a_command_id_names_one_command(
     assert (await other.command("c2", legal_now))["type"] == "ack"
 
 
-async def test_a_seat_with_nothing_to_do_gets_its_legal_without_the_queue(
+async def test_after_a_command_each_seat_gets_its_legal_after_the_events_and_the_ack(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
-    """The queue of ``legal`` frames (legal_queue.py) is stopped: the seat that just moved, now
-    waiting, still gets its ``legal`` (it lists nothing: sent at once, after its ``ack``); the
-    seat to act gets the events and not its options, which only the queue computes."""
+    """The seat that moved gets its ``ack`` and then its ``legal`` (it waits: nothing listed);
+    the seat to act gets the events and then its options, equal to the rules'. Each ``legal``
+    is about the last event its seat was sent (room.py, ``push_due``)."""
     game, oracle = await live_game(http, server.ws_url, store)
-    mover, waiting = game.seats[Faction.CHTHONIANS], game.seats[Faction.OLYMPIANS]
-    options = await mover.latest_legal()  # the queue's, before it stops
-    [loop] = {s.get_loop() for s in server.server.servers}
-    stopped = asyncio.run_coroutine_threadsafe(server.services.legal_queue.stop(), loop)
-    await asyncio.wrap_future(stopped)
-    before = len(mover.messages)
+    mover, other = game.seats[Faction.CHTHONIANS], game.seats[Faction.OLYMPIANS]
+    options = await mover.latest_legal()
+    before = {mover: len(mover.messages), other: len(other.messages)}
     move = next(a for a in options["actions"] if a["command"]["type"] == "move")
     assert (await mover.command("m1", move["command"]))["type"] == "ack"
     await oracle.sync()
-    for client, faction in ((mover, Faction.CHTHONIANS), (waiting, Faction.OLYMPIANS)):
+    for client, faction in ((mover, Faction.CHTHONIANS), (other, Faction.OLYMPIANS)):
         await client.wait_seq(len(oracle.messages(faction)))
     told = await mover.latest_legal()
     assert (told["actions"], told["waiting"]) == ([], "opponent_turn")
-    kinds = [m["type"] for m in mover.messages[before:]]
-    assert kinds.index("ack") < len(kinds) - 1 - kinds[::-1].index("legal")  # ack, then legal
-    assert waiting.messages[-1]["type"] == "event"
+    kinds = [m["type"] for m in mover.messages[before[mover] :]]
+    assert kinds.index("ack") < kinds.index("legal")  # ack, then legal
+    assert kinds.index("legal") > max(i for i, kind in enumerate(kinds) if kind == "event")
+    options = await other.latest_legal()
+    assert len(options["actions"]) == len(legal_actions(oracle.state, Faction.OLYMPIANS)) > 0
+    kinds = [m["type"] for m in other.messages[before[other] :]]
+    assert kinds[-1] == "legal" and set(kinds[:-1]) == {"event"}

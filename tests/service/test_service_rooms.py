@@ -160,7 +160,7 @@ async def test_an_overloaded_process_refuses_new_rooms_and_serves_its_games(
         assert (await calm_http.get("/healthz")).json()["overloaded"] is False
         metrics = (await busy_http.get("/metrics")).text
         assert 'olympus_shed_total{request="create_room"} 1' in metrics
-        assert "olympus_legal_lag_seconds " in metrics
+        assert "olympus_loop_lag_seconds " in metrics
 
 
 async def test_the_time_of_the_last_move_is_kept(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 
 import pytest
 from redis.asyncio import Redis
@@ -26,7 +27,7 @@ from olympus.server import Settings, background, protocol
 from olympus.server.clocks import Clocks
 from olympus.server.fanout import Fanout
 from olympus.server.feed import Feed
-from olympus.server.legal_queue import LegalQueue
+from olympus.server.loop_lag import LoopLag
 from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
@@ -158,43 +159,6 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
     assert all(len(held_) <= held for held_ in protocol._ENCODED.values())
 
 
-async def test_legal_queue_serves_rooms_in_order_one_per_turn_of_the_loop() -> None:
-    """The lowest-priority work: each room once, first come first served, and whatever else is
-    ready runs between two rooms; a room that fails does not stop the others."""
-    served: list[str] = []
-
-    class Room:
-        def __init__(self, name: str) -> None:
-            self.name = name
-
-        def push_due(self) -> None:
-            served.append(self.name)
-            if self.name == "bad":
-                raise RuntimeError("a bug in one room")
-
-    queue = LegalQueue()
-    await queue.start()
-    try:
-        a, bad, b = Room("a"), Room("bad"), Room("b")
-        for room in (a, bad, a, b):  # a twice: served once
-            queue.add(room)
-        assert len(queue) == 3
-        loop = asyncio.get_running_loop()
-        for _ in range(3):  # other work, ready at every turn of the loop
-            loop.call_soon(served.append, "event")
-        async with asyncio.timeout(5):
-            while len(queue):
-                await asyncio.sleep(0.001)
-        assert [s for s in served if s != "event"] == ["a", "bad", "b"]
-        assert served.index("event") < served.index("bad")  # events are not held back
-        queue.add(b)
-        queue.discard(b)  # a room dropped before its turn is not served
-        await asyncio.sleep(0.01)
-        assert served.count("b") == 1 and len(queue) == 0
-    finally:
-        await queue.stop()
-
-
 async def test_stopping_background_tasks_is_bounded(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -222,46 +186,54 @@ async def test_stopping_background_tasks_is_bounded(
         await stuck
 
 
-def test_legal_queue_lag_is_the_wait_of_the_room_first_in_line() -> None:
-    """The overload measure: how long the longest-waiting room has waited; a room owed more
-    while it waits keeps its place and its time; an empty queue has no lag."""
-
-    class Room:
-        def push_due(self) -> None:
-            raise AssertionError("the queue is not running")
-
+async def test_loop_lag_is_how_late_the_heartbeat_runs() -> None:
+    """The overload measure: how late the last heartbeat ran, or how overdue the next one is
+    when that is more (asked from work holding the loop); no lag when stopped."""
     now = [100.0]
-    queue = LegalQueue(clock=lambda: now[0])
-    first, second = Room(), Room()
-    assert queue.lag() == 0.0
-    queue.add(first)
-    now[0] = 100.5
-    queue.add(second)
-    queue.add(first)
-    now[0] = 101.0
-    assert queue.lag() == 1.0
-    queue.discard(first)
-    assert queue.lag() == 0.5
-    queue.discard(second)
-    assert queue.lag() == 0.0
+    lag = LoopLag(interval=1.0, clock=lambda: now[0])
+    assert lag.lag() == 0.0
+    await lag.start()
+    try:
+        assert lag.lag() == 0.0  # the first heartbeat is due at 101.0
+        now[0] = 101.5
+        assert lag.lag() == 0.5  # overdue now
+        lag.beat()  # as the loop's timer does, late
+        assert lag.lag() == 0.5  # it came 0.5 s late; the next is due at 102.5
+        now[0] = 102.0
+        assert lag.lag() == 0.5  # the last one's lateness still counts
+        now[0] = 102.5
+        lag.beat()  # on time: the lag is gone
+        assert lag.lag() == 0.0
+    finally:
+        await lag.stop()
+    assert lag.lag() == 0.0
 
 
-async def test_a_process_is_overloaded_while_a_room_waits_longer_than_the_threshold() -> None:
-    class Room:
-        def push_due(self) -> None:
-            raise AssertionError("the queue is not running")
+async def test_a_busy_loop_lags() -> None:
+    """Work that holds the loop makes it late by as much, whatever the machine's speed."""
+    lag = LoopLag(interval=0.05)
+    await lag.start()
+    try:
+        await asyncio.sleep(0.1)  # a heartbeat ran
+        time.sleep(0.4)  # holds the loop: the next heartbeat (due within 0.05 s) waits
+        assert lag.lag() >= 0.35
+    finally:
+        await lag.stop()
 
+
+async def test_a_process_is_overloaded_while_its_loop_lags_more_than_the_threshold() -> None:
     services = Services(Settings(redis_url="redis://127.0.0.1:1", overload_seconds=0.5))
     now = [10.0]
-    services.legal_queue = LegalQueue(clock=lambda: now[0])  # not started: rooms stay queued
+    services.loop_lag = LoopLag(interval=60, clock=lambda: now[0])  # due at 70.0
+    await services.loop_lag.start()
     try:
         assert not services.overloaded
-        services.legal_queue.add(Room())
-        now[0] = 10.5
+        now[0] = 70.5
         assert not services.overloaded  # at the threshold: not yet
-        now[0] = 10.6
+        now[0] = 70.6
         assert services.overloaded
     finally:
+        await services.loop_lag.stop()
         await services.redis.aclose()
         for client in services.pubsub_clients:
             await client.aclose()
@@ -286,7 +258,7 @@ async def test_an_evicted_runtime_leaves_the_newer_runtimes_timer_alone(
     for command in bots.setup_commands(random.Random(1), options):
         _, state = execute(state, command.model_copy(update={"at_ms": now_ms()}))
     metrics = clocks.metrics
-    old, new = (RoomRuntime("r", 1, store, settings, metrics, LegalQueue()) for _ in range(2))
+    old, new = (RoomRuntime("r", 1, store, settings, metrics) for _ in range(2))
     old.state = new.state = state
     clocks.arm(old)
     [(_, old_timer)] = clocks._timers.values()
@@ -313,7 +285,7 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=5)], chain="")
 
     async def runtime() -> RoomRuntime:
-        loaded = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics(), LegalQueue())
+        loaded = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
         loaded.load(await store.read(room_id, 0))
         return loaded
 
@@ -350,11 +322,11 @@ async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(
         [hints],
         lambda url: hints,
         store,
-        RoomRegistry(store, settings, metrics, LegalQueue()),
+        RoomRegistry(store, settings, metrics),
         settings.prefix,
         metrics,
     )
-    late = RoomRuntime("late", 1, store, settings, metrics, LegalQueue())
+    late = RoomRuntime("late", 1, store, settings, metrics)
     channel = store.hint_channel(late.room_id)
     try:
         await fanout._resubscribe()

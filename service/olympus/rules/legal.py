@@ -502,9 +502,8 @@ def _acts_in_turn(state: GameState, side: Faction) -> bool:
 
 def lists_nothing(state: GameState, side: Faction) -> bool:
     """Whether ``legal_actions(state, side)`` is empty, known without listing anything: the
-    game is over or in its setup, a choice or the turn is the other side's. (The service sends
-    such a seat's ``legal`` at once instead of queueing it, room.py.) False in a combat: a
-    side that has committed is only known by trying."""
+    game is over or in its setup, a choice or the turn is the other side's: ``legal_actions``
+    asks it first. False in a combat: a side that has committed is only known by trying."""
     if state.phase in (Phase.OVER, Phase.SETUP):
         return True
     if state.pending:

@@ -115,7 +115,7 @@ def _seated(seated: Seated) -> dict[str, Any]:
 
 def _overloaded(services: Services) -> Response:
     services.metrics.shed.inc("create_room")
-    retry = str(min(30, max(1, math.ceil(services.legal_queue.lag()))))
+    retry = str(min(30, max(1, math.ceil(services.loop_lag.lag()))))
     sentence = "The server is too busy to open a room now; try again shortly."
     return _error(503, "overloaded", sentence, {"retry-after": retry})
 
@@ -264,7 +264,7 @@ async def healthz(request: Request) -> Response:
         "pubsub": services.fanout.connected,
         "rooms": len(services.rooms),
         "connections": len(services.connections),
-        "legal_lag_seconds": round(services.legal_queue.lag(), 3),
+        "loop_lag_seconds": round(services.loop_lag.lag(), 3),
         "overloaded": services.overloaded,
     }
     return JSONResponse(body, status_code=200 if services.fanout.connected else 503)

@@ -16,7 +16,6 @@ from olympus.rules.snapshot import SnapshotError
 from olympus.store import EventStore, RoomLoad, RoomNotFound
 
 from . import snapshots
-from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import CLOSE_RESYNC
 from .room import RoomRuntime
@@ -38,12 +37,10 @@ class RoomRegistry:
         store: EventStore,
         settings: Settings,
         metrics: ServiceMetrics,
-        legal_queue: LegalQueue,
     ) -> None:
         self.store = store
         self.settings = settings
         self.metrics = metrics
-        self.legal_queue = legal_queue
         self.rooms: dict[str, RoomRuntime] = {}
         self._loading: dict[str, asyncio.Task[RoomRuntime]] = {}
         self.load_hooks: list[Hook] = []
@@ -81,9 +78,7 @@ class RoomRegistry:
         loaded = await self.store.load(room_id)
         if loaded.version == 0:
             raise RoomNotReady(room_id)
-        runtime = RoomRuntime(
-            room_id, loaded.epoch, self.store, self.settings, self.metrics, self.legal_queue
-        )
+        runtime = RoomRuntime(room_id, loaded.epoch, self.store, self.settings, self.metrics)
         snapshot = await self._usable(room_id, loaded)
         if snapshot is not None:
             runtime.restore(snapshot, loaded.events)
@@ -115,7 +110,6 @@ class RoomRegistry:
         if self.rooms.get(runtime.room_id) is runtime:
             del self.rooms[runtime.room_id]
         runtime.gone = True
-        self.legal_queue.discard(runtime)
         if close_code is not None:
             runtime.close_all(close_code, "resync")
         for hook in self.evict_hooks:

@@ -35,7 +35,6 @@ from olympus.rules import (
     evolve,
     execute_steps,
     legal_actions,
-    lists_nothing,
     removal_outcomes,
     setup_options,
     strength_terms,
@@ -55,7 +54,6 @@ from olympus.store import (
 
 from . import protocol
 from .feed import Feed
-from .legal_queue import LegalQueue
 from .metrics import ServiceMetrics
 from .protocol import Codec, Frame
 from .settings import Settings
@@ -194,14 +192,12 @@ class RoomRuntime:
         store: EventStore,
         settings: Settings,
         metrics: ServiceMetrics,
-        legal_queue: LegalQueue,
     ) -> None:
         self.room_id = room_id
         self.epoch = epoch
         self.store = store
         self.settings = settings
         self.metrics = metrics
-        self.legal_queue = legal_queue
         self.state = GameState()
         # From ``base`` on: events 1..base are a snapshot's (0: the whole log is here).
         self.log = HeldLog()
@@ -235,7 +231,8 @@ class RoomRuntime:
         # Submits under way (waiting for the lock or appending): a hint that comes meanwhile is
         # looked at when they end (``_after_submits``), not by a catch-up task of its own.
         self._submitting = 0
-        # Seat sockets owed a ``legal`` once their events are on their way (legal_queue.py).
+        # Seat sockets owed a ``legal`` once their events are queued (and, after a command of
+        # ours, its ``ack``): ``push_due``.
         self._legal_due: set[Subscriber] = set()
         self._over_due: set[Subscriber] = set()  # owed ``game_over`` (built from the whole log)
 
@@ -302,7 +299,7 @@ class RoomRuntime:
                 await self._reload()
             elif self.over:
                 self._over_due.update(self.subscribers)
-                self._schedule_legal()
+                self.push_due()
 
     def _fold(self, numbered: list[NewEvent]) -> bool:
         """Fold new events into the state and every feed.
@@ -331,8 +328,8 @@ class RoomRuntime:
     def _apply(self, numbered: list[NewEvent], since: float, own: bool = False) -> None:
         """Fold a batch, push it to the local sockets, tell the listeners.
 
-        ``own``: our own append's batch; ``submit`` sends or schedules its ``legal`` frames once
-        its caller has acknowledged it.
+        ``own``: our own append's batch; ``submit`` sends its ``legal`` frames once its caller
+        has acknowledged it.
         """
         was_over = self.over
         if not self._fold(numbered):
@@ -346,8 +343,7 @@ class RoomRuntime:
         if ended and self.base:  # ``game_over`` carries the whole log: read it first
             self._finish_whole()
         if not own:
-            self.push_waiting()
-            self._schedule_legal()
+            self.push_due()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
         for listener in self.batch_listeners:
             listener(self)
@@ -423,32 +419,18 @@ class RoomRuntime:
             extra = {"room": self.room_id, "error": repr(error)}
             log.warning("reading the whole log failed", extra=extra)
 
-    def push_waiting(self) -> None:
-        """Send at once the ``legal`` owed to seats with nothing to do (``lists_nothing``): a
-        frame that lists nothing costs next to nothing, so it need not wait in the queue, and it
-        leaves in the same write as the events before it (and, after a seat's command, as its
-        ``ack``: ``submit`` calls it once its caller has acknowledged). Called for every batch
-        folded, ours or read. The seats with options stay owed theirs (``push_due``)."""
-        for sub in list(self._legal_due):
-            seat = sub.audience
-            if seat is not None and lists_nothing(self.state, seat):
-                self._legal_due.discard(sub)
-                if sub in self.subscribers and sub.sent_seq == self.feeds[seat].seq:
-                    sub.push(self._legal_frame(seat, sub.codec))
-
-    def _schedule_legal(self) -> None:
-        if self._legal_due or self._over_due:
-            self.legal_queue.add(self)
-
     def push_due(self) -> None:
-        """Send ``legal`` (and ``game_over``) to the sockets owed one.
+        """Send ``legal`` (and ``game_over``) to the sockets owed one: after every batch
+        folded, once its events are queued to every socket (and, after a command of ours, its
+        ``ack``: ``submit`` calls this once its caller has acknowledged).
 
-        Called by the process's ``LegalQueue``, after the events that made them due were
-        queued to every socket and the submitter's ``ack`` too: computing legal actions costs
-        up to milliseconds, and the events of a command must not wait for the next command's
-        options. ``legal`` still follows the events it is about on each socket (a socket that
-        got newer events meanwhile is owed a newer ``legal``), ``game_over`` the last event;
-        either may follow the ``ack``.
+        In the same turn of the event loop as the events, so that a seat's events and its
+        next options leave in one write while the state they come from is still in the CPU's
+        caches. Deferring ``legal`` to a queue served one room per turn (until 2026-11-27)
+        kept the events' latency low under overload, but what a player waits for is the next
+        options, and those came later, for more CPU per command (docs/performance.md).
+        ``legal`` follows the events it is about on each socket, ``game_over`` the last
+        event; either may follow the ``ack``.
         """
         due, self._legal_due = self._legal_due, set()
         for sub in due:
@@ -692,9 +674,7 @@ class RoomRuntime:
         Raises ``CommandRejected``: nothing was appended.
 
         ``acknowledge``: what the caller does with the result before anything else goes out
-        (a socket queues its ``ack``). Then the seats with nothing to do get their ``legal`` at
-        once (``push_waiting``), after the ``ack``; the others' are computed by the queue, at a
-        later turn of the event loop.
+        (a socket queues its ``ack``). Then the seats get their ``legal`` (``push_due``).
         """
         self._submitting += 1
         try:
@@ -705,8 +685,7 @@ class RoomRuntime:
         finally:
             self._submitting -= 1
             self._after_submits()
-            self.push_waiting()
-            self._schedule_legal()
+            self.push_due()
 
     async def _submit(self, command: Command, command_id: str, digest: str | None) -> Submitted:
         result: Submitted | None = None

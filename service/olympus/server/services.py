@@ -22,8 +22,8 @@ from . import tokens
 from .background import cancel
 from .clocks import Clocks
 from .fanout import Fanout
-from .legal_queue import LegalQueue
 from .lobby import Lobby, Seated
+from .loop_lag import LoopLag
 from .metrics import ServiceMetrics
 from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .registry import RoomRegistry
@@ -52,8 +52,8 @@ class Services:
             else None
         )
         self.store = EventStore(self.redis, prefix=settings.prefix, replicated=replicated)
-        self.legal_queue = LegalQueue()
-        self.registry = RoomRegistry(self.store, settings, self.metrics, self.legal_queue)
+        self.loop_lag = LoopLag()
+        self.registry = RoomRegistry(self.store, settings, self.metrics)
         self.fanout = Fanout(
             self.redis,
             self.pubsub_clients,
@@ -80,14 +80,9 @@ class Services:
             "olympus_rooms_loaded", "Rooms held in this process.", lambda: {(): len(self.rooms)}
         )
         self.metrics.gauge(
-            "olympus_legal_queue",
-            "Rooms waiting for their seats' legal frames (the lowest-priority work).",
-            lambda: {(): len(self.legal_queue)},
-        )
-        self.metrics.gauge(
-            "olympus_legal_lag_seconds",
-            "How long the room first in the legal queue has waited: the process's overload.",
-            lambda: {(): self.legal_queue.lag()},
+            "olympus_loop_lag_seconds",
+            "How late the event loop runs what is ready: the process's overload.",
+            lambda: {(): self.loop_lag.lag()},
         )
         self.metrics.gauge(
             "olympus_connections",
@@ -102,8 +97,8 @@ class Services:
 
     @property
     def overloaded(self) -> bool:
-        """Too busy to take a new game: the next options of games under way come late."""
-        return self.legal_queue.lag() > self.settings.overload_seconds
+        """Too busy to take a new game: the games under way wait for their turn."""
+        return self.loop_lag.lag() > self.settings.overload_seconds
 
     async def start(self) -> None:
         self.secret = await tokens.shared_secret(
@@ -112,7 +107,7 @@ class Services:
         self.lobby = Lobby(self.redis, self.store, self.secret, self.settings.seed_source)
         await self.fanout.start()
         await self.clocks.start()
-        await self.legal_queue.start()
+        await self.loop_lag.start()
         loop = asyncio.get_running_loop()
         self._janitor = loop.create_task(self._janitor_loop())
         self._moved_writer = loop.create_task(self._moved_loop())
@@ -121,7 +116,7 @@ class Services:
         await cancel(self._janitor, self._moved_writer)
         with contextlib.suppress(Exception):  # the last second's times, if Redis is there
             await self.lobby.flush_moved()
-        await self.legal_queue.stop()
+        await self.loop_lag.stop()
         await self.clocks.stop()
         await self.fanout.stop()
         await self.snapshotter.stop()  # after whatever may still append

@@ -48,10 +48,9 @@ class Settings:
     # process that does not hold the room loads it (holders fire on their own timers).
     deadline_poll_seconds: float = 1.0
     deadline_grace_ms: int = 1000
-    # Overload: while a room has waited longer than this for its seats' next options (the
-    # legal queue's lag, legal_queue.py), the process refuses to create rooms (503
-    # ``overloaded``), so that the games it serves keep their pace. Negative: refuse always
-    # (a process being drained).
+    # Overload: while the event loop runs what is ready later than this (its lag,
+    # loop_lag.py), the process refuses to create rooms (503 ``overloaded``), so that the
+    # games it serves keep their pace. Negative: refuse always (a process being drained).
     overload_seconds: float = 0.5
     # A room's state is snapshotted once it is this many events past its last snapshot, so
     # that loading it is the snapshot and a short tail (snapshots.py); 0: never.
