@@ -145,6 +145,7 @@ async def test_after_a_command_each_seat_gets_its_legal_after_the_events_and_the
     game, oracle = await live_game(http, server.ws_url, store)
     mover, other = game.seats[Faction.CHTHONIANS], game.seats[Faction.OLYMPIANS]
     options = await mover.latest_legal()
+    await other.latest_legal()  # it waits: told so
     before = {mover: len(mover.messages), other: len(other.messages)}
     move = next(a for a in options["actions"] if a["command"]["type"] == "move")
     assert (await mover.command("m1", move["command"]))["type"] == "ack"

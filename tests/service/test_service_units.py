@@ -1,5 +1,5 @@
-"""The server's pure pieces: metrics exposition, rate limiting, feed numbering, codecs, the
-legal queue, and the clocks' timers."""
+"""The server's pieces on their own: metrics exposition, rate limiting, feed numbering, codecs,
+the loop's lag, a room's frames, and the clocks' timers."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import random
 import time
 
+import msgpack
 import pytest
 from redis.asyncio import Redis
 from service_harness import split_frame
@@ -29,7 +30,7 @@ from olympus.server.fanout import Fanout
 from olympus.server.feed import Feed
 from olympus.server.loop_lag import LoopLag
 from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
-from olympus.server.protocol import JSON, MSGPACK, ProtocolError, choose_codec
+from olympus.server.protocol import JSON, MSGPACK, Codec, Frame, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
 from olympus.server.registry import RoomRegistry
 from olympus.server.room import RoomRuntime, now_ms
@@ -307,6 +308,51 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert ours._catch_up is not None and ours.version < theirs.version
     await ours._catch_up
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
+
+
+class Socket:
+    """A room's subscriber that keeps what it is sent (room.py's ``Subscriber``)."""
+
+    def __init__(self, audience: Faction | None) -> None:
+        self.audience = audience
+        self.codec = MSGPACK
+        self.sent_seq = 0
+        self.generation = 0
+        self.frames: list[Frame] = []
+
+    def push(self, frame: Frame) -> None:
+        self.frames.append(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        pass
+
+
+async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(
+    store: EventStore, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``push_due``: a ``legal`` frame that cannot be built (here for a codec the service has
+    no encoded entries for) is logged; the command it follows is still taken, and the other
+    sockets still get theirs, after its events."""
+    room_id, rng, options = "broken", random.Random(6), Options()
+    epoch = await store.create_room(room_id, b"")
+    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=6)], chain="")
+    room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
+    room.load(await store.read(room_id, 0))
+    for command in bots.setup_commands(rng, options):
+        await room.submit(command, f"setup:{command.side.value}")
+    good, broken = Socket(Faction.OLYMPIANS), Socket(Faction.OLYMPIANS)
+    for socket in (good, broken):
+        room.attach(socket, None, None)
+    broken.codec = Codec("nameless", binary=True)
+    sent = {socket: len(socket.frames) for socket in (good, broken)}
+    action = bots.choose(rng, room.state)
+    assert action is not None
+    assert not (await room.submit(action.command, "c1")).duplicate
+    assert "building a frame failed" in caplog.text
+    told = [msgpack.unpackb(f) for f in good.frames[sent[good] :]]
+    assert [m["type"] for m in told][-1] == "legal" and told[-1]["seq"] == told[-2]["seq"]
+    assert {m["type"] for m in told[:-1]} == {"event"}
+    assert {msgpack.unpackb(f)["type"] for f in broken.frames[sent[broken] :]} == {"event"}
 
 
 async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(

@@ -1,4 +1,5 @@
-"""Stopping the process's background tasks (fan-out reader, clocks, legal queue, janitor)."""
+"""Stopping the process's background tasks (fan-out reader, clocks, janitor, last-move writer,
+snapshotter)."""
 
 from __future__ import annotations
 

@@ -43,6 +43,7 @@ class LoopLag:
         return max(self._late, self._clock() - self._due)
 
     async def start(self) -> None:
+        await self.stop()  # (started again: one heartbeat)
         self._late = 0.0
         self._loop = asyncio.get_running_loop()
         self._schedule()

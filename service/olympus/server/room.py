@@ -21,6 +21,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Protocol
 
 from olympus.rules import (
@@ -342,9 +343,9 @@ class RoomRuntime:
                 self._over_due.add(sub)
         if ended and self.base:  # ``game_over`` carries the whole log: read it first
             self._finish_whole()
+        self.metrics.fanout_seconds.observe(time.perf_counter() - since)
         if not own:
             self.push_due()
-        self.metrics.fanout_seconds.observe(time.perf_counter() - since)
         for listener in self.batch_listeners:
             listener(self)
 
@@ -421,8 +422,10 @@ class RoomRuntime:
 
     def push_due(self) -> None:
         """Send ``legal`` (and ``game_over``) to the sockets owed one: after every batch
-        folded, once its events are queued to every socket (and, after a command of ours, its
-        ``ack``: ``submit`` calls this once its caller has acknowledged).
+        folded, once its events are queued to every socket; while commands of ours are under
+        way, once the last has ended (``submit`` calls this after its caller acknowledged it),
+        so that a seat's ``legal`` never comes before the ``ack`` of its command, whichever
+        batch (ours, a tail read, a duplicate's) brought the events.
 
         In the same turn of the event loop as the events, so that a seat's events and its
         next options leave in one write while the state they come from is still in the CPU's
@@ -430,19 +433,34 @@ class RoomRuntime:
         kept the events' latency low under overload, but what a player waits for is the next
         options, and those came later, for more CPU per command (docs/performance.md).
         ``legal`` follows the events it is about on each socket, ``game_over`` the last
-        event; either may follow the ``ack``.
+        event; either follows the ``ack``. A frame that fails to build is logged and the
+        others go out: a bug in one room's listing must not fail a command already appended.
         """
+        if self._submitting:
+            return
         due, self._legal_due = self._legal_due, set()
         for sub in due:
-            if sub not in self.subscribers or sub.audience is None:
+            seat = sub.audience
+            if sub not in self.subscribers or seat is None:
                 continue
-            if sub.sent_seq != self.feeds[sub.audience].seq:
+            if sub.sent_seq != self.feeds[seat].seq:
                 continue  # not up to date: impossible after _push_new, but never a stale legal
-            sub.push(self._legal_frame(sub.audience, sub.codec))
+            if (frame := self._built(partial(self._legal_frame, seat, sub.codec))) is not None:
+                sub.push(frame)
         over, self._over_due = self._over_due, set()
         for sub in over:
-            if sub in self.subscribers:
-                sub.push(self._over_frame(sub.codec))
+            if sub in self.subscribers and (
+                (frame := self._built(partial(self._over_frame, sub.codec))) is not None
+            ):
+                sub.push(frame)
+
+    def _built(self, build: Callable[[], Frame]) -> Frame | None:
+        """``build()``, or None if it fails (logged): the other sockets still get theirs."""
+        try:
+            return build()
+        except Exception:
+            log.exception("building a frame failed", extra={"room": self.room_id})
+            return None
 
     # -- sockets ----------------------------------------------------------------------------
 
