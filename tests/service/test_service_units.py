@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
+from dataclasses import dataclass, field
 
 import msgpack
 import pytest
@@ -310,15 +311,15 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
 
 
+@dataclass(eq=False)
 class Socket:
     """A room's subscriber that keeps what it is sent (room.py's ``Subscriber``)."""
 
-    def __init__(self, audience: Faction | None) -> None:
-        self.audience = audience
-        self.codec = MSGPACK
-        self.sent_seq = 0
-        self.generation = 0
-        self.frames: list[Frame] = []
+    audience: Faction | None
+    codec: Codec = MSGPACK
+    sent_seq: int = 0
+    generation: int = 0
+    frames: list[Frame] = field(default_factory=list)
 
     def push(self, frame: Frame) -> None:
         self.frames.append(frame)
