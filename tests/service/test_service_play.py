@@ -7,6 +7,8 @@ the true state, and the seat's last ``legal`` message must list exactly those ac
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import random
 from collections.abc import Callable
 
@@ -23,7 +25,10 @@ from service_harness import (
     seat,
 )
 
+from olympus.bot.worker import SeatPlayer, WorkerConfig
 from olympus.rules import Faction, Phase, legal_actions
+from olympus.server import Settings
+from olympus.server.computer import BotSeat
 from olympus.store import EventStore
 
 
@@ -161,3 +166,31 @@ async def test_after_a_command_each_seat_gets_its_legal_after_the_events_and_the
     assert len(options["actions"]) == len(legal_actions(oracle.state, Faction.OLYMPIANS)) > 0
     kinds = [m["type"] for m in other.messages[before[other] :]]
     assert kinds[-1] == "legal" and set(kinds[:-1]) == {"event"}
+
+
+async def test_a_computer_seat_acts_on_options_that_came_while_its_command_was_pending(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore, settings: Settings
+) -> None:
+    """On a resume, the bot worker sends its pending command again at the ``welcome``; the
+    seat's ``legal`` comes before that command's answer. When the answer is a refusal (the
+    position moved on), the bot acts on those options rather than waiting for more that will
+    not come (and likewise after an ``ack``)."""
+    game, _ = await live_game(http, server.ws_url, store)
+    mover = Faction.CHTHONIANS
+    record = BotSeat(game.room, game.epoch, mover.value, "easy", game.tokens[mover], seed=1)
+    config = WorkerConfig(server.ws_url, settings, min_reply_seconds=0.0, max_iterations=3)
+    player = SeatPlayer(record, config)
+    # not a command this position allows: refused by the rules, not retried
+    stale = {"type": "commit", "maneuver": "attack", "energy": 0}
+    player.pending = {"type": "command", "id": "stale", "command": stale}
+    version = await store.version(game.room)
+    playing = asyncio.get_running_loop().create_task(player.run())
+    try:
+        async with asyncio.timeout(30):
+            while await store.version(game.room) == version:
+                await game.seats[mover].next()  # (the test's own socket of that seat)
+    finally:
+        playing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await playing
+    assert await store.applied(game.room, f"{mover.value}:bot-{player.acted_seq}") is not None

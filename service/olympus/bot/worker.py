@@ -113,6 +113,9 @@ class SeatPlayer:
         self.last_seq = 0
         self.pending: dict[str, Any] | None = None
         self.acted_seq = -1
+        # The newest ``legal``: one that comes while a command is pending (on a resume, before
+        # the resent command's answer) is acted on once the answer comes, if still current.
+        self.latest_legal: dict[str, Any] | None = None
 
     def _new_bot(self, view: dict[str, Any] | None) -> SeatBot:
         bot = SeatBot(self.seat, self.config.level(self.record.level), self.record.seed)
@@ -166,9 +169,11 @@ class SeatPlayer:
             self.bot.observe(message["event"])
             self.last_seq = message["seq"]
         elif kind == "legal":
+            self.latest_legal = message
             await self._maybe_act(ws, message)
         elif kind == "ack":
             self.pending = None
+            await self._act_on_latest(ws)
         elif kind == "error":
             await self._refused(ws, message)
         elif kind == "game_over":
@@ -189,6 +194,10 @@ class SeatPlayer:
         self.pending = {"type": "command", "id": f"bot-{legal['seq']}", "command": command}
         await self._send(ws)
 
+    async def _act_on_latest(self, ws: Any) -> None:
+        if self.latest_legal is not None:
+            await self._maybe_act(ws, self.latest_legal)
+
     async def _send(self, ws: Any) -> None:
         await ws.send(json.dumps(self.pending))
 
@@ -200,10 +209,11 @@ class SeatPlayer:
             await asyncio.sleep(0.2)
             await self._send(ws)
             return
-        # the rules refused it (the position moved on) or the id was applied: wait for the
-        # next options
+        # the rules refused it (the position moved on) or the id was applied: act on the
+        # options of the position now, if they came meanwhile, else wait for them
         log.info("bot %s: command refused: %s", self.record.field, error["code"])
         self.pending = None
+        await self._act_on_latest(ws)
 
 
 async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
