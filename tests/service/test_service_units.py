@@ -211,6 +211,21 @@ async def test_loop_lag_is_how_late_the_heartbeat_runs() -> None:
     assert lag.lag() == 0.0
 
 
+async def test_the_loop_runs_the_heartbeat_and_the_next_one_is_due_after_it() -> None:
+    """The loop's timer calls ``beat`` (before a later timer: the sleep's), which schedules
+    the next heartbeat from its own time: without it the heartbeat due at 0.01 would count."""
+    now = [0.0]
+    lag = LoopLag(interval=0.01, clock=lambda: now[0])
+    await lag.start()
+    try:
+        now[0] = 5.0
+        await asyncio.sleep(0.05)  # the heartbeat's timer is due first
+        now[0] = 100.0
+        assert lag.lag() < 99.0  # due again at 5.01 or later (not at 0.01: 99.99)
+    finally:
+        await lag.stop()
+
+
 async def test_a_busy_loop_lags() -> None:
     """Work that holds the loop makes it late by as much, whatever the machine's speed."""
     lag = LoopLag(interval=0.05)
