@@ -21,7 +21,6 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any, Protocol
 
 from olympus.rules import (
@@ -445,22 +444,18 @@ class RoomRuntime:
                 continue
             if sub.sent_seq != self.feeds[seat].seq:
                 continue  # not up to date: impossible after _push_new, but never a stale legal
-            if (frame := self._built(partial(self._legal_frame, seat, sub.codec))) is not None:
-                sub.push(frame)
+            try:
+                sub.push(self._legal_frame(seat, sub.codec))
+            except Exception:
+                log.exception("building a frame failed", extra={"room": self.room_id})
         over, self._over_due = self._over_due, set()
         for sub in over:
-            if sub in self.subscribers and (
-                (frame := self._built(partial(self._over_frame, sub.codec))) is not None
-            ):
-                sub.push(frame)
-
-    def _built(self, build: Callable[[], Frame]) -> Frame | None:
-        """``build()``, or None if it fails (logged): the other sockets still get theirs."""
-        try:
-            return build()
-        except Exception:
-            log.exception("building a frame failed", extra={"room": self.room_id})
-            return None
+            if sub not in self.subscribers:
+                continue
+            try:
+                sub.push(self._over_frame(sub.codec))
+            except Exception:
+                log.exception("building a frame failed", extra={"room": self.room_id})
 
     # -- sockets ----------------------------------------------------------------------------
 
