@@ -25,6 +25,7 @@ from olympus.rules import (
     replay,
     strength_terms,
 )
+from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
 from olympus.server import Settings, background, protocol
 from olympus.server.clocks import Clocks
 from olympus.server.fanout import Fanout
@@ -36,7 +37,7 @@ from olympus.server.ratelimit import TokenBucket
 from olympus.server.registry import RoomRegistry
 from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.services import Services
-from olympus.store import EventStore
+from olympus.store import EventStore, command_digest
 
 
 def test_prometheus_text_format() -> None:
@@ -159,6 +160,34 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
         bots.play_random_game(rng, options, max_commands=300, observe=check)
     assert positions > 300
     assert all(len(held_) <= held for held_ in protocol._ENCODED.values())
+
+
+def test_a_commands_digest_is_of_its_canonical_json_without_the_services_fields() -> None:
+    """The digest stored with a command id (``id_reused``) is of the command as
+    ``model_dump_json`` writes it, the service's fields left out: records made before stay
+    comparable, and the seat, the clock or the sender's field order change nothing."""
+    rng = random.Random(5)
+    commands: dict[str, Command] = {}
+
+    def note(state: GameState, *_: object) -> None:
+        for seat in Faction:
+            for action in legal_actions(state, seat):
+                commands.setdefault(action.command.type, action.command)
+
+    for k in range(4):
+        options = Options(open_combat=k % 2 == 1, random_setup=k % 3 == 0)
+        for command in bots.setup_commands(rng, options):
+            commands.setdefault(command.type, command)
+        bots.play_random_game(rng, options, max_commands=300, observe=note)
+    assert {"submit_setup", "draw_random_setup", "move", "commit"} <= set(commands)
+    for command in commands.values():
+        canonical = command.model_dump_json(exclude=set(SERVICE_FIELDS)).encode()
+        expected = command_digest(canonical)
+        assert protocol.digest(command) == expected
+        stamped = command.model_copy(update={"side": Faction.CHTHONIANS, "at_ms": 12345})
+        assert protocol.digest(stamped) == expected
+        reordered = parse_command(dict(reversed(list(command.model_dump().items()))))
+        assert protocol.digest(reordered) == expected
 
 
 async def test_stopping_background_tasks_is_bounded(

@@ -303,6 +303,10 @@ async def websocket_endpoint(ws: WebSocket) -> None:
     connection = Connection(ws, codec, services)
     services.connections.add(connection)
     try:
-        await connection.run()
+        # A task of its own: the connection's coroutine is resumed at each await it makes
+        # (a frame in, an append), and resumed through this one it would also resume every
+        # interpreted frame of the ASGI stack above (uvicorn, Starlette's middleware and
+        # routing). Cancelling this coroutine cancels the task it waits for.
+        await asyncio.get_running_loop().create_task(connection.run())
     finally:
         services.connections.discard(connection)

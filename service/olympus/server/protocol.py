@@ -273,11 +273,15 @@ def command_id(message: Message) -> str:
     return value
 
 
+_NOT_SENT = set(SERVICE_FIELDS)
+
+
 def digest(command: Command) -> str:
     """The digest stored with a seat's command id: of the command as the seat sent it, in its
     canonical form (every field, defaults included, in declaration order; not the fields the
     service fills in), so that the same command sent again digests alike."""
-    return command_digest(command.model_dump_json(exclude=set(SERVICE_FIELDS)).encode())
+    # pydantic's serializer itself: ``model_dump_json`` gives the same bytes, decoded to a str
+    return command_digest(command.__pydantic_serializer__.to_json(command, exclude=_NOT_SENT))
 
 
 def parse_client_command(message: Message, side: Faction) -> Command:

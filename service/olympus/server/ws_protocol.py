@@ -42,9 +42,10 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from starlette.websockets import WebSocket
+from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Opcode
 from websockets.http11 import Request
@@ -113,6 +114,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     # are ours to read.
     _direct: bool = False
     _pending: bytes = b""  # the start of a frame not whole yet (only while ``_direct``)
+    _write_paused: bool = False  # the transport is over its high-water mark (flow control)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -193,15 +195,32 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         if not self.close_sent:  # the handshake goes on: the scope is the app's
             self.scope["extensions"][EXTENSION] = {
                 "write": self.write_frame,
-                "receive": self.receive,  # uvicorn's, without Starlette's on top
+                "receive": self.receive,  # without Starlette's on top
             }
+
+    async def receive(self) -> ASGIReceiveEvent:
+        """uvicorn's, compiled (it is awaited for every message a client sends): the next
+        message; reading starts again once none waits."""
+        message = await self._inbox.get()
+        if self.read_paused and not self._inbox:
+            self.read_paused = False
+            self.transport.resume_reading()
+        return cast("ASGIReceiveEvent", message)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True  # a flag ``write_frame`` reads; asyncio's Event is Python
+        super().pause_writing()
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        super().resume_writing()
 
     def write_frame(self, data: bytes | str) -> bool:
         """Put one whole data frame (binary for bytes, text for str) on the transport; False,
         having written nothing, unless the websocket is open and the transport takes writes."""
         if (
-            self.conn.state is not State.OPEN
-            or not self.writable.is_set()
+            self._write_paused
+            or self.conn.state is not State.OPEN
             or self.transport.is_closing()
         ):
             return False
