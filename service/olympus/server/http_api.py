@@ -11,7 +11,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("olympus.server.http_api")
 
-Handler = Callable[[Request], Awaitable[Response]]
+Handler = Callable[[Request], Coroutine[Any, Any, Response]]
 Body = TypeVar("Body", bound=BaseModel)
 MAX_LIST = 100
 
