@@ -43,6 +43,11 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
             "next_legal_p99_ms",
         },
     ),
+    (
+        "lifecycle_bench.py",
+        ["--games", "3", "--warmup", "1", "--concurrency", "2"],
+        {"games_per_s", "server_cpu_ms_per_game", "redis_commands_per_game"},
+    ),
     ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
     ("ws_floor_bench.py", ["--rooms", "2", "--seconds", "1", "--warmup", "0.5"], None),
 ]
