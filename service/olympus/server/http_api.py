@@ -11,7 +11,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("olympus.server.http_api")
 
-Handler = Callable[[Request], Coroutine[Any, Any, Response]]
+Handler = Callable[[Request], Awaitable[Response]]
 Body = TypeVar("Body", bound=BaseModel)
 MAX_LIST = 100
 
@@ -59,15 +59,10 @@ def _error(
 
 
 def _handles_errors(handler: Handler) -> Handler:
-    """The route's errors as answers; and the route run as a task of its own: each of its
-    awaits (a Redis reply, say) then resumes the route alone, not every frame of the ASGI stack
-    above it too (uvicorn's, Starlette's middleware and routing: about fifteen, interpreted).
-    Cancelling the request cancels the task it waits for."""
-
     @functools.wraps(handler)
     async def wrapper(request: Request) -> Response:
         try:
-            return await asyncio.get_running_loop().create_task(handler(request))
+            return await handler(request)
         except LobbyError as error:
             return _error(error.status, error.code, error.sentence)
         except tokens.TokenError as error:
