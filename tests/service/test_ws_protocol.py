@@ -82,6 +82,42 @@ async def test_frames_arrive_as_sent(ws: str) -> None:
         await server.aclose()
 
 
+async def test_the_short_way_declines_while_the_transport_is_paused() -> None:
+    """A client that reads nothing fills the kernel's buffers, then the transport's, and the
+    transport pauses writing (flow control): the short way then declines, the frame goes
+    through ASGI, which waits for the transport to drain, and everything arrives in order."""
+    payload = 1 << 16
+    declined = asyncio.Event()
+    said: list[int] = []
+    loop = asyncio.get_running_loop()
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        write = ws.scope["extensions"][EXTENSION]["write"]
+        n = 0
+        while n < 1024 and write(n.to_bytes(4, "big") * (payload // 4)):  # (64 KiB each)
+            n += 1
+        said.append(n)
+        loop.call_soon_threadsafe(declined.set)
+        await FrameSender(ws).send(n.to_bytes(4, "big") * (payload // 4))
+        await ws.close(1000)
+
+    server = UvicornThread(
+        Starlette(routes=[WebSocketRoute("/ws", endpoint)]), Settings(redis_url="unused")
+    ).start()
+    try:
+        async with connect(server.ws_url, max_size=None, ping_interval=None) as client:
+            await asyncio.wait_for(declined.wait(), 60)  # read nothing until it declined
+            written = said[0]
+            assert 0 < written < 1024  # declined, with the websocket open: paused
+            received = [await asyncio.wait_for(client.recv(), 30) for _ in range(written + 1)]
+            await client.wait_closed()
+        assert [int.from_bytes(r[:4], "big") for r in received] == list(range(written + 1))
+        assert all(len(r) == payload for r in received)
+    finally:
+        await server.aclose()
+
+
 @pytest.fixture
 def read_directly(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
     """For each message given to an application, whether ``WriteFrameProtocol`` read its frame
