@@ -27,13 +27,11 @@ from typing import Any
 import httpx
 import msgpack
 import redis
-from load_bench import Server, cpu_ticks, unpack
+from load_bench import CLK_TCK, Server, cpu_ticks, unpack
 from load_bench import parse_args as load_bench_args
 from websockets.asyncio.client import connect
 
 from olympus.rules import Faction
-
-TICK = 1 / 100  # /proc's clock tick (USER_HZ)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -47,8 +45,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 async def lifecycle(http: httpx.AsyncClient, ws_url: str) -> None:
     """One game's lifecycle as load_bench plays it, without the game."""
-    created = (await http.post("/rooms", json={"side": Faction.OLYMPIANS.value})).json()
-    joined = (await http.post(f"/rooms/{created['room']}/join", json={})).json()
+    reply = await http.post("/rooms", json={"side": Faction.OLYMPIANS.value})
+    reply.raise_for_status()  # (a 503: the server sheds rooms; measure with fewer at a time)
+    created = reply.json()
+    reply = await http.post(f"/rooms/{created['room']}/join", json={})
+    reply.raise_for_status()
+    joined = reply.json()
     hellos = [
         {"token": created["token"]},
         {"token": joined["token"]},
@@ -88,7 +90,7 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
         seconds = time.perf_counter() - start
         after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
-    cpu_ms = {name: 1000 * TICK * (after[name] - before[name]) / args.games for name in before}
+    cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
     return {
         "games": args.games,
         "concurrency": args.concurrency,
@@ -105,14 +107,16 @@ def main(argv: list[str] | None = None) -> int:
         server = Server(load_bench_args([]), Path(work))
         server.start()
         try:
-            socket = next(Path(work).rglob("*.sock"))
-            client = redis.Redis(unix_socket_path=str(socket))
+            sockets = list(Path(work).rglob("*.sock"))
+            if not sockets:
+                raise RuntimeError(f"no Redis socket under {work}: the server's embedded Redis")
+            with redis.Redis(unix_socket_path=str(sockets[0])) as client:
 
-            def commands() -> int:
-                stats = client.info("commandstats")
-                return sum(int(entry["calls"]) for entry in stats.values())
+                def commands() -> int:
+                    stats = client.info("commandstats")
+                    return sum(int(entry["calls"]) for entry in stats.values())
 
-            report = asyncio.run(run(args, server, commands))
+                report = asyncio.run(run(args, server, commands))
         finally:
             server.stop()
     for key, value in report.items():

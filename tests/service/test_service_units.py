@@ -164,8 +164,9 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
 
 def test_a_commands_digest_is_of_its_canonical_json_without_the_services_fields() -> None:
     """The digest stored with a command id (``id_reused``) is of the command as
-    ``model_dump_json`` writes it, the service's fields left out: records made before stay
-    comparable, and the seat, the clock or the sender's field order change nothing."""
+    ``model_dump_json`` writes it, the service's fields left out, for each type of command
+    random games give (setups, moves, commitments…): records made before stay comparable, and
+    the seat, the clock or the order of the command's fields change nothing."""
     rng = random.Random(5)
     commands: dict[str, Command] = {}
 
@@ -188,6 +189,16 @@ def test_a_commands_digest_is_of_its_canonical_json_without_the_services_fields(
         assert protocol.digest(stamped) == expected
         reordered = parse_command(dict(reversed(list(command.model_dump().items()))))
         assert protocol.digest(reordered) == expected
+    # the form records were made in, written out: a change of pydantic's must not move it
+    move = parse_command({"type": "move", "units": ["Zeus", "Hermes"], "to": 27, "at_ms": 5})
+    canonical = (
+        b'{"type":"move","units":["Zeus","Hermes"],"to":27,"fly":false,"reveal":[],'
+        b'"use_power":false,"steps":[]}'
+    )
+    assert protocol.digest(move) == command_digest(canonical)
+    setup = parse_command({"type": "submit_setup", "placements": {"Zeus": 27, "Hermes": 28}})
+    canonical = b'{"type":"submit_setup","placements":{"Zeus":27,"Hermes":28}}'
+    assert protocol.digest(setup) == command_digest(canonical)
 
 
 async def test_stopping_background_tasks_is_bounded(

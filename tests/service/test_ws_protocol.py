@@ -85,10 +85,11 @@ async def test_frames_arrive_as_sent(ws: str) -> None:
 async def test_the_short_way_declines_while_the_transport_is_paused() -> None:
     """A client that reads nothing fills the kernel's buffers, then the transport's, and the
     transport pauses writing (flow control): the short way then declines, the frame goes
-    through ASGI, which waits for the transport to drain, and everything arrives in order."""
+    through ASGI, which waits for the transport to drain, and everything arrives in order.
+    Once drained, the short way takes frames again."""
     payload = 1 << 16
     declined = asyncio.Event()
-    said: list[int] = []
+    said: list[Any] = []
     loop = asyncio.get_running_loop()
 
     async def endpoint(ws: WebSocket) -> None:
@@ -100,6 +101,8 @@ async def test_the_short_way_declines_while_the_transport_is_paused() -> None:
         said.append(n)
         loop.call_soon_threadsafe(declined.set)
         await FrameSender(ws).send(n.to_bytes(4, "big") * (payload // 4))
+        await ws.receive()  # the client has read everything: the transport took it all
+        said.append(write(b"again"))  # resumed: the short way again
         await ws.close(1000)
 
     server = UvicornThread(
@@ -111,9 +114,12 @@ async def test_the_short_way_declines_while_the_transport_is_paused() -> None:
             written = said[0]
             assert 0 < written < 1024  # declined, with the websocket open: paused
             received = [await asyncio.wait_for(client.recv(), 30) for _ in range(written + 1)]
+            await client.send(b"read")
+            assert await asyncio.wait_for(client.recv(), 30) == b"again"
             await client.wait_closed()
         assert [int.from_bytes(r[:4], "big") for r in received] == list(range(written + 1))
         assert all(len(r) == payload for r in received)
+        assert said[1] is True
     finally:
         await server.aclose()
 

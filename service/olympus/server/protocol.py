@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Final, cast
 
 import msgpack
 from pydantic import ValidationError
@@ -273,7 +273,7 @@ def command_id(message: Message) -> str:
     return value
 
 
-_NOT_SENT = set(SERVICE_FIELDS)
+_NOT_SENT: Final = set(SERVICE_FIELDS)
 
 
 def digest(command: Command) -> str:

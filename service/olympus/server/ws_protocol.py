@@ -42,15 +42,17 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from starlette.websockets import WebSocket
-from uvicorn._types import ASGIReceiveEvent
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.frames import Opcode
 from websockets.http11 import Request
 from websockets.protocol import State
 from websockets.streams import StreamReader
+
+if TYPE_CHECKING:
+    from uvicorn._types import ASGIReceiveEvent
 
 try:  # websockets' own unmasking: in C where it was built, as its parser does
     from websockets.speedups import apply_mask
@@ -202,7 +204,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         """uvicorn's, compiled (it is awaited for every message a client sends): the next
         message; reading starts again once none waits."""
         message = await self._inbox.get()
-        if self.read_paused and not self._inbox:
+        if self.read_paused and self._inbox.empty():
             self.read_paused = False
             self.transport.resume_reading()
         return cast("ASGIReceiveEvent", message)
