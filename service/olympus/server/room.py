@@ -325,12 +325,10 @@ class RoomRuntime:
             folded = True
         return folded
 
-    def _apply(self, numbered: list[NewEvent], since: float, own: bool = False) -> None:
-        """Fold a batch, push it to the local sockets, tell the listeners.
-
-        ``own``: our own append's batch; ``submit`` sends its ``legal`` frames once its caller
-        has acknowledged it.
-        """
+    def _apply(self, numbered: list[NewEvent], since: float) -> None:
+        """Fold a batch, push it to the local sockets, tell the listeners. The seats' ``legal``
+        frames go out at once, or (while a submit is under way: our own append's batch, or a
+        read within it) when the last submit ends (``push_due``)."""
         was_over = self.over
         if not self._fold(numbered):
             return
@@ -343,8 +341,7 @@ class RoomRuntime:
         if ended and self.base:  # ``game_over`` carries the whole log: read it first
             self._finish_whole()
         self.metrics.fanout_seconds.observe(time.perf_counter() - since)
-        if not own:
-            self.push_due()
+        self.push_due()
         for listener in self.batch_listeners:
             listener(self)
 
@@ -768,5 +765,5 @@ class RoomRuntime:
             NewEvent(first + i, *new)
             for i, new in enumerate(zip(events, encoded, states, appended.chains, strict=True))
         ]
-        self._apply(numbered, time.perf_counter(), own=True)
+        self._apply(numbered, time.perf_counter())
         return Submitted(appended.version, duplicate=False)
