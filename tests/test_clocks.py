@@ -4,7 +4,17 @@ import random
 
 import pytest
 
-from olympus.rules import Faction, IllegalCommand, Options, Phase, create, execute, replay
+from olympus import bots
+from olympus.rules import (
+    Faction,
+    IllegalCommand,
+    Options,
+    Phase,
+    create,
+    execute,
+    reads_time,
+    replay,
+)
 from olympus.rules import commands as c
 from olympus.rules.clocks import deadlines
 from olympus.rules.setup import random_placements
@@ -76,3 +86,29 @@ def test_a_missed_setup_is_drawn_once_the_opponent_is_in():
     assert {u: drawn.positions[u] for u in expected} == expected
     assert drawn.absent_since == {"chthonians": 5_000}
     assert deadlines(drawn) == [(CHT, "move", 65_000)]
+
+
+@pytest.mark.parametrize("clocked", [False, True])
+def test_only_what_reads_the_time_is_stamped(clocked):
+    """``reads_time``: the service stamps a command with the time (``at_ms``) only where the
+    rules read it. Wherever it says they do not, deciding with the time gives the same events
+    and state as without: every command of random games in every variant, clocked or not."""
+    rng = random.Random(3 + clocked)
+    seconds = 60 if clocked else None
+    for game in range(8):
+        options = Options(game % 2 == 1, game % 4 >= 2, rng.randint(-5, 5), seconds, seconds)
+        state = replay(create(options, token_seed=game))
+        commands = list(bots.setup_commands(rng, options))
+        for n in range(300):
+            if commands:
+                command = commands.pop(0)
+            elif (action := bots.choose(rng, state)) is not None:
+                command = action.command
+            else:
+                break
+            stamped = command.model_copy(update={"at_ms": 1_000 * n})
+            assert reads_time(state, command) is clocked
+            if not clocked:
+                assert execute(state, stamped) == execute(state, command)
+            state = execute(state, stamped)[1]
+    assert reads_time(state, c.Timeout(side=OLY)), "a timeout reads it in any game"

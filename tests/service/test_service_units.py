@@ -26,6 +26,9 @@ from olympus.rules import (
     strength_terms,
 )
 from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
+from olympus.rules.events import decode
+from olympus.rules.evolve import evolve
+from olympus.rules.observation import observe_event
 from olympus.server import Settings, background, protocol
 from olympus.server.clocks import Clocks
 from olympus.server.fanout import Fanout
@@ -70,7 +73,7 @@ def test_token_bucket_allows_bursts_and_refills() -> None:
 def test_feed_numbers_only_what_the_audience_is_sent() -> None:
     feed = Feed()
     for version in (1, 2, 4, 7):  # events 3, 5 and 6 were not for this audience
-        feed.append(version, {"t": "x", "v": version})
+        feed.append(version, protocol.pack({"t": "x", "v": version}))
     assert feed.seq == 4
     assert [feed.seq_at(v) for v in range(0, 9)] == [0, 1, 2, 2, 3, 3, 3, 4, 4]
     third = {"type": "event", "seq": 3, "event": feed.messages[2]}
@@ -83,9 +86,10 @@ def test_a_feed_from_a_snapshot_continues_the_numbering() -> None:
     exactly as the whole feed does, and has nothing before them."""
     whole, restored = Feed(), Feed(base=2)
     for version in (1, 2, 4, 7):
-        whole.append(version, {"t": "x", "v": version})
+        packed = protocol.pack({"t": "x", "v": version})
+        whole.append(version, packed)
         if version > 2:
-            restored.append(version, {"t": "x", "v": version})
+            restored.append(version, packed)
     assert restored.seq == whole.seq == 4
     assert [restored.seq_at(v) for v in range(2, 9)] == [whole.seq_at(v) for v in range(2, 9)]
     for codec in (JSON, MSGPACK):
@@ -364,6 +368,38 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert ours._catch_up is not None and ours.version < theirs.version
     await ours._catch_up
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
+
+
+async def test_each_audience_is_sent_exactly_its_own_view_of_each_event(
+    store: EventStore, settings: Settings
+) -> None:
+    """R7: a room packs a message once when every audience reads it alike and shares the
+    bytes; what each feed holds is still, byte for byte, its own ``observe_event`` of each
+    event, as the rules give it, event by event of a whole random game (hidden units,
+    sealed commitments, a setup seen by its side alone)."""
+    room_id, rng, options = "views", random.Random(11), Options()
+    epoch = await store.create_room(room_id, b"")
+    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=11)], chain="")
+    room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
+    room.load(await store.read(room_id, 0))
+    for command in bots.setup_commands(rng, options):
+        await room.submit(command, f"setup:{command.side.value}")
+    for n in range(400):
+        action = bots.choose(rng, room.state)
+        if action is None:
+            break
+        await room.submit(action.command, f"c{n}")
+    events = [decode(stored.data) for stored in await store.read(room_id, 0)]
+    for audience, feed in room.feeds.items():
+        expected, state = [], GameState()
+        for e in events:
+            after = evolve(state, e)
+            if (message := observe_event(e, audience, state, after)) is not None:
+                expected.append(message)
+            state = after
+        assert feed.seq == len(expected)
+        for seq, message in enumerate(expected, 1):
+            assert feed.frame(MSGPACK, seq) == MSGPACK.encode(protocol.event(seq, message))
 
 
 @dataclass(eq=False)

@@ -17,7 +17,7 @@ from .board import BOARD, PALACE, TARTARUS, Realm
 from .characters import BY_NAME, CHARACTERS, Faction
 from .combat import removal_outcomes, strength_terms
 from .commands import Command, parse_command
-from .decide import decide, execute, execute_steps
+from .decide import decide, execute, execute_steps, reads_time
 from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
@@ -63,6 +63,7 @@ __all__ = [
     "parse_command",
     "random_legal_action",
     "random_placements",
+    "reads_time",
     "removal_outcomes",
     "replay",
     "setup_options",

@@ -46,10 +46,15 @@ def _limit(options: Options, kind: str) -> int | None:
     return options.move_seconds if kind in ("move", "setup") else options.commit_seconds
 
 
+def has_clocks(options: Options) -> bool:
+    """A game with a time limit per move or per commit: the only one whose deadlines run."""
+    return options.move_seconds is not None or options.commit_seconds is not None
+
+
 def schedule(d: Decision, at_ms: int, absent_since: dict[str, int]) -> None:
     """Set the deadlines of the sides now awaited (keeping running ones) and record absences."""
     options = d.state.options
-    if options.move_seconds is None and options.commit_seconds is None:
+    if not has_clocks(options):
         return
     deadlines: dict[str, dict[str, Any]] = {}
     for faction, (kind, key) in awaited(d.state).items():

@@ -225,6 +225,14 @@ def execute_steps(
     return d.events, d.states
 
 
+def reads_time(state: GameState, command: cmd.Command) -> bool:
+    """Whether deciding ``command`` reads its time (``at_ms``, R12): a timeout does, and so
+    does every command of a game with clocks (deadlines start at it). Otherwise the decision
+    is the same with or without it (tests/test_clocks.py), and the service does not stamp it:
+    a copy of the command, per command, for nothing."""
+    return isinstance(command, cmd.Timeout) or clocks.has_clocks(state.options)
+
+
 def _decision(state: GameState, command: cmd.Command) -> Decision:
     d = Decision(state)
     if isinstance(command, cmd.Timeout):

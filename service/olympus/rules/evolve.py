@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import Any, Final
 
 from . import events as ev
@@ -102,18 +101,18 @@ def _combat_started(s: GameState, e: ev.CombatStarted) -> Changes:
 def _combat_committed(s: GameState, e: ev.CombatCommitted) -> Changes:
     assert s.combat is not None
     commitments = {**s.combat.commitments, e.faction: Commitment(e.maneuver, e.energy)}
-    return dict(combat=replace(s.combat, commitments=commitments))
+    return dict(combat=s.combat.with_commitments(commitments))
 
 
 def _commitment_withdrawn(s: GameState, e: ev.CommitmentWithdrawn) -> Changes:
     assert s.combat is not None
     commitments = {f: c for f, c in s.combat.commitments.items() if f is not e.faction}
-    return dict(combat=replace(s.combat, commitments=commitments))
+    return dict(combat=s.combat.with_commitments(commitments))
 
 
 def _round_resolved(s: GameState, e: ev.CombatRoundResolved) -> Changes:
     assert s.combat is not None
-    return dict(combat=replace(s.combat, commitments={}))
+    return dict(combat=s.combat.with_commitments({}))
 
 
 def _choice_pending(s: GameState, e: ev.ChoicePending) -> Changes:
@@ -146,7 +145,7 @@ def _stayed(s: GameState, e: ev.StayedInCombat) -> Changes:
 
 def _round_started(s: GameState, e: ev.CombatRoundStarted) -> Changes:
     assert s.combat is not None
-    return dict(combat=replace(s.combat, round=e.round, commitments={}), pending=())
+    return dict(combat=s.combat.with_commitments({}, e.round), pending=())
 
 
 def _combat_ended(s: GameState, e: ev.CombatEnded) -> Changes:

@@ -93,6 +93,15 @@ class Combat(Value):
     def defender(self) -> Faction:
         return self.attacker.enemy
 
+    def with_commitments(
+        self, commitments: dict[Faction, Commitment], round: int | None = None
+    ) -> Combat:
+        """A copy with other ``commitments`` (and ``round``, if given): what
+        ``dataclasses.replace`` gives, without its interpreted Python (every commitment and
+        every round makes one)."""
+        next_round = self.round if round is None else round
+        return Combat(self.region, self.attacker, self.origin, next_round, commitments)
+
 
 @dataclass(frozen=True, slots=True)
 class Options(Value):

@@ -26,7 +26,7 @@ from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
 from olympus.rules import GameState, Phase
-from olympus.rules.clocks import deadlines
+from olympus.rules.clocks import deadlines, has_clocks
 from olympus.rules.commands import Timeout
 from olympus.store import RoomNotFound
 
@@ -47,14 +47,11 @@ RETRY_SECONDS = 0.5  # after a refused timeout whose deadline still stands
 
 
 def earliest_due(state: GameState) -> int | None:
-    if state.phase is Phase.OVER:  # a finished game's last deadlines are moot
+    """The next deadline's time, asked after every command: read off the state's deadlines
+    as they are (a game without clocks has none), not through ``deadlines``' sorted list."""
+    if state.phase is Phase.OVER or not state.deadlines:  # a finished game's are moot
         return None
-    return min((due for _, _, due in deadlines(state)), default=None)
-
-
-def has_clocks(state: GameState) -> bool:
-    options = state.options
-    return options.move_seconds is not None or options.commit_seconds is not None
+    return min(int(entry["due"]) for entry in state.deadlines.values())
 
 
 class Clocks:
@@ -97,14 +94,14 @@ class Clocks:
         runtime.append_listeners.append(self._after_append)
         runtime.rebuild_listeners.append(self._after_rebuild)
         self.arm(runtime)
-        if has_clocks(runtime.state):
+        if has_clocks(runtime.state.options):
             await self.index(runtime)  # repairs an entry lost to a crash after an append
 
     async def on_evict(self, runtime: RoomRuntime) -> None:
         self.disarm(runtime)
 
     async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
-        if has_clocks(runtime.state):
+        if has_clocks(runtime.state.options):
             await self.index(runtime)
 
     async def _after_rebuild(self, runtime: RoomRuntime) -> None:
@@ -112,7 +109,7 @@ class Clocks:
         comes before the lost one that the timer and the index hold. Both are set again, or
         a missed turn would be fired when the lost position's deadline passes."""
         self.arm(runtime)
-        if has_clocks(runtime.state):
+        if has_clocks(runtime.state.options):
             try:
                 await self.index(runtime)
             except Exception as error:  # written again after the next append, or swept

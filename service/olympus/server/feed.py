@@ -50,9 +50,10 @@ class Feed:
         """The messages held (from ``base + 1``), decoded: for the HTTP log, never frames."""
         return [msgpack.unpackb(p, raw=False, strict_map_key=False) for p in self._packed]
 
-    def append(self, version: int, message: Message) -> None:
+    def append(self, version: int, packed: bytes) -> None:
+        """The next message, msgpack-packed (``pack``), from the event of ``version``."""
         self.versions.append(version)
-        self._packed.append(pack(message))
+        self._packed.append(packed)
 
     def seq_at(self, version: int) -> int:
         """The audience's last message number once events up to ``version`` are applied. Exact

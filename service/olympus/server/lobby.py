@@ -25,7 +25,7 @@ from redis.asyncio.cluster import RedisCluster
 from redis.typing import EncodableT, FieldT
 
 from olympus.rules import Faction, Options, create, encode
-from olympus.store import EventStore, text
+from olympus.store import EventStore, RoomNotFound, text
 
 from . import tokens
 from .tokens import SeatClaim
@@ -36,31 +36,33 @@ CLOCK_LIMIT = 7 * 24 * 3600
 
 # KEYS: seats hash, store meta.  ARGV: side ('' = any free seat), challenge ('1'/'0'), the
 # joiner's name ('' = none), set with the seat.
-# Returns {code, side, full}: 1 joined; 0 taken/full; -1 no room; -2 a Challenge needs a side.
+# Returns {code, side, full, epoch}: 1 joined; 0 taken/full; -1 no room; -2 a Challenge needs
+# a side. The room's epoch comes with a seat, so that joining asks Redis nothing more.
 _LUA_JOIN = """
-if redis.call('EXISTS', KEYS[2]) == 0 then return {-1, '', 0} end
+local epoch = redis.call('HGET', KEYS[2], 'epoch')
+if not epoch then return {-1, '', 0, ''} end
 local side = ARGV[1]
 if ARGV[2] == '1' then
-  if redis.call('HEXISTS', KEYS[1], 'host_side') == 1 then return {0, '', 1} end
-  if side == '' then return {-2, '', 0} end
+  if redis.call('HEXISTS', KEYS[1], 'host_side') == 1 then return {0, '', 1, ''} end
+  if side == '' then return {-2, '', 0, ''} end
   local other = (side == 'olympians') and 'chthonians' or 'olympians'
   redis.call('HSET', KEYS[1], side, 1, other, 1, 'host_side', other)
   if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
-  return {1, side, 1}
+  return {1, side, 1, epoch}
 end
 if side == '' then
   for _, s in ipairs({'olympians', 'chthonians'}) do
     if side == '' and redis.call('HEXISTS', KEYS[1], s) == 0 then side = s end
   end
-  if side == '' then return {0, '', 1} end
+  if side == '' then return {0, '', 1, ''} end
 elseif redis.call('HEXISTS', KEYS[1], side) == 1 then
-  return {0, '', 0}
+  return {0, '', 0, ''}
 end
 redis.call('HSET', KEYS[1], side, 1)
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
 local full = redis.call('HEXISTS', KEYS[1], 'olympians')
   + redis.call('HEXISTS', KEYS[1], 'chthonians')
-return {1, side, full == 2 and 1 or 0}
+return {1, side, full == 2 and 1 or 0, epoch}
 """
 
 ClockSeconds = Field(default=None, ge=1, le=CLOCK_LIMIT)
@@ -235,7 +237,7 @@ class Lobby:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
         (a checked display name), if any."""
         meta = await self._meta_or_404(room)
-        code, taken, full = await self._join(
+        code, taken, full, epoch = await self._join(
             keys=[self.seats_key(room), self.store.keys(room).meta],
             args=[side or "", "1" if meta["challenge"] else "0", name or ""],
         )
@@ -248,7 +250,7 @@ class Lobby:
         seat = taken.decode()
         if full:
             await self.store.set_room_status(room, "live")
-        return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), full)
+        return Seated(room, int(epoch), seat, self._token(room, seat, 1), full)
 
     async def host_seat(self, claim: SeatClaim) -> Seated:
         """A Challenge creator's seat, once the opponent has picked the other one."""
@@ -300,9 +302,12 @@ class Lobby:
         return None not in await self.store.call(key, "HMGET", key, *SEATS)
 
     async def _meta_or_404(self, room: str) -> dict[str, Any]:
-        if not tokens.is_room_id(room) or not await self.store.room_exists(room):
-            raise LobbyError(404, "room_not_found", "There is no such room.")
-        return await self.meta(room)
+        try:
+            if tokens.is_room_id(room):
+                return await self.meta(room)
+        except RoomNotFound:
+            pass
+        raise LobbyError(404, "room_not_found", "There is no such room.")
 
     async def summaries(self, rooms: list[str], status: str | None) -> list[dict[str, Any]]:
         """What the lobby shows of each room; rooms deleted meanwhile are left out."""

@@ -274,6 +274,8 @@ def command_id(message: Message) -> str:
 
 
 _NOT_SENT: Final = set(SERVICE_FIELDS)
+# The same, in the order a refusal names them (the first found): sorted once, not per command.
+_SERVICE_ORDER: Final = tuple(sorted(SERVICE_FIELDS))
 
 
 def digest(command: Command) -> str:
@@ -290,7 +292,7 @@ def parse_client_command(message: Message, side: Faction) -> Command:
     body = message.get("command")
     if not isinstance(body, dict):
         raise ProtocolError("bad_command", "'command' must be a map with a 'type'.")
-    for name in sorted(SERVICE_FIELDS):  # filled in from the seat and the service's clock
+    for name in _SERVICE_ORDER:  # filled in from the seat and the service's clock
         if name in body:
             raise ProtocolError("side_not_allowed", f"The server sets '{name}'; do not send it.")
     if body.get("type") in SYSTEM_COMMANDS:

@@ -35,6 +35,7 @@ from olympus.rules import (
     evolve,
     execute_steps,
     legal_actions,
+    reads_time,
     removal_outcomes,
     setup_options,
     strength_terms,
@@ -315,10 +316,16 @@ class RoomRuntime:
                 raise RuntimeError(f"room {self.room_id}: gap before event {version}")
             before = self.state
             after = evolve(before, event) if new.after is None else new.after
+            # Most events read alike for every audience: packed once, the bytes shared.
+            last: protocol.Message | None = None
+            packed = b""
             for audience, feed in self.feeds.items():
                 message = observe_event(event, audience, before, after)
-                if message is not None:
-                    feed.append(version, message)
+                if message is None:
+                    continue
+                if message != last:
+                    last, packed = message, protocol.pack(message)
+                feed.append(version, packed)
             self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
             self.chain = chain_next(self.chain, new.data) if new.chain is None else new.chain
             self.state = after
@@ -699,7 +706,10 @@ class RoomRuntime:
 
     async def _submit(self, command: Command, command_id: str, digest: str | None) -> Submitted:
         result: Submitted | None = None
-        async with self.lock:
+        # Not ``async with``: its two interpreted coroutines cost more than the lock itself,
+        # once per command; acquire and release are what they call.
+        await self.lock.acquire()
+        try:
             rebuilds = self.rebuilds
             for _ in range(self.settings.append_retries):
                 if self.rebuilds != rebuilds:  # Redis lost writes the sender saw: deciding the
@@ -707,7 +717,11 @@ class RoomRuntime:
                     # saw. Refused; their sockets were told to resync.
                     sentence = "The game was rebuilt from the store: look again, then decide."
                     raise CommandRejected("resync", sentence)
-                stamped = command.model_copy(update={"at_ms": now_ms()})  # R12: the clock now
+                stamped = (  # R12: the clock now, where the rules read it
+                    command.model_copy(update={"at_ms": now_ms()})
+                    if reads_time(self.state, command)
+                    else command
+                )
                 try:
                     events, states = execute_steps(self.state, stamped)
                 except IllegalCommand as illegal:
@@ -724,6 +738,8 @@ class RoomRuntime:
                 result = await self._append(events, states, command_id, digest)
                 if result is not None:
                     break
+        finally:
+            self.lock.release()
         if result is None:
             raise CommandRejected("busy", "The room is busy; send the command again.")
         if not result.duplicate:
