@@ -19,8 +19,8 @@ test: $(STAMP) browser redis native
 	$(BIN)/mypy
 	$(BIN)/pytest
 
-# The rules and the command path compiled by mypyc (olympus/native.py): each part rebuilt when
-# its source changed; without a C compiler the source runs interpreted, with the same results.
+# The rules and the command path compiled by mypyc (olympus/native.py), as one build: rebuilt
+# when its source changed; without a C compiler the source runs interpreted, with the same results.
 native: $(STAMP)
 	$(BIN)/python -m olympus.native build
 

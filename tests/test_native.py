@@ -44,9 +44,9 @@ def _fingerprint(pure: bool, games: int) -> dict[str, object]:
 
 
 def test_the_compiled_core_runs_where_a_compiler_is() -> None:
-    """``make test`` built it, so with a C compiler this process runs the native modules of
-    both parts (the rules; the store's and the service's command path); an edit of the source
-    turns a part off until the next build (the digest)."""
+    """``make test`` built it, so with a C compiler this process runs the native modules (the
+    rules; the store's and the service's command path); an edit of the source turns the build
+    off until the next one (the digest)."""
     compiler = bool(shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc"))
     expected = compiler and os.environ.get(native.PURE_PYTHON) != "1"
     assert olympus.rules.COMPILED is olympus.store.COMPILED is olympus.server.COMPILED is expected

@@ -2,23 +2,27 @@
 native extension modules.
 
 One implementation, two ways to run it. ``make`` (``python -m olympus.native build``) copies
-the package's source into ``service/build/native/<part>/`` (ignored by git), compiles a part of
-it there with mypyc and records a digest of the source it compiled. A package (``rules``,
-``store``, ``server``) then runs the native modules when that digest matches the source beside
-them, so an edited module never runs stale native code, and runs the interpreted source
-otherwise: without a C compiler, before the first build, or with ``OLYMPUS_PURE_PYTHON=1``.
-Both give the same results (tests/test_native.py plays the same games both ways, and runs a
-server both ways).
+the package's source into ``service/build/native/core/`` (ignored by git), compiles it there
+with mypyc and records a digest of the source it compiled. The packages (``rules``, ``store``,
+``server``) then run the native modules when that digest matches the source beside them, so an
+edited module never runs stale native code, and run the interpreted source otherwise: without
+a C compiler, before the first build, or with ``OLYMPUS_PURE_PYTHON=1``. Both give the same
+results (tests/test_native.py plays the same games both ways, and runs a server both ways).
 
-Two parts, built apart so that an edit of the service does not compile the rules again:
+What is compiled, as one build (``CORE``):
 
-- ``rules``: every module of ``olympus.rules`` (the pure core: ``legal_actions``, ``decide``,
-  ``evolve``), but for the few whose classes mypyc cannot make native.
-- ``service``: the modules of the store and the service that every command runs through
-  (``SERVICE_MODULES``: deciding, appending, folding, the frames in and out). Their digest
-  covers the rules too: compiled code checks at run time the types the rules' annotations
-  promise. The service's other modules (HTTP, lobby, start-up) run interpreted from the same
-  copy: they are not on the command path, and the lobby's pydantic models stay Python.
+- every module of ``olympus.rules`` (the pure core: ``legal_actions``, ``decide``,
+  ``evolve``), but for the few whose classes mypyc cannot make native;
+- the modules of the store and the service that every command runs through
+  (``SERVICE_MODULES``: deciding, appending, folding, the frames in and out). The service's
+  other modules (HTTP, lobby, start-up) run interpreted from the same copy: they are not on
+  the command path, and the lobby's pydantic models stay Python.
+
+One build rather than two (until 2026-11-27 the service's modules were built apart, so that an
+edit of the service did not compile the rules again): code compiled apart from a class reads
+its fields and calls its methods by name, as Python does, where code compiled with it reads
+them at an offset and calls them in C. Every command's path reads the rules' states, events
+and listed actions thousands of times (docs/performance.md, eleventh session).
 
 Why a separate directory rather than extension modules beside the source: the source stays
 importable as it is (a tree without any build works), and which build runs is one decision,
@@ -70,15 +74,10 @@ class Part:
 # Not compiled in the rules: the package initialisers (they choose the build), and the module
 # whose classes mypyc cannot make native (the commands, pydantic models).
 INTERPRETED = frozenset({"__init__.py", "commands.py"})
-RULES = Part(
-    "rules",
-    packages=("rules",),
-    covers=("rules",),
-    modules=tuple(
-        str(path.relative_to(PACKAGE))
-        for path in sorted((PACKAGE / "rules").rglob("*.py"))
-        if path.name not in INTERPRETED
-    ),
+RULES_MODULES = tuple(
+    str(path.relative_to(PACKAGE))
+    for path in sorted((PACKAGE / "rules").rglob("*.py"))
+    if path.name not in INTERPRETED
 )
 # What a command runs through, from its frame in to the frames out (docs/performance.md).
 SERVICE_MODULES = (
@@ -96,13 +95,13 @@ SERVICE_MODULES = (
     "server/snapshots.py",
     "server/ws_protocol.py",
 )
-SERVICE = Part(
-    "service",
-    packages=("store", "server"),
+CORE = Part(
+    "core",
+    packages=("rules", "store", "server"),
     covers=("rules", "store", "server"),
-    modules=SERVICE_MODULES,
+    modules=RULES_MODULES + SERVICE_MODULES,
 )
-PARTS = (RULES, SERVICE)
+PARTS = (CORE,)
 
 
 def _part_of(package: str) -> Part:
@@ -148,6 +147,9 @@ def build() -> int:
     if not (shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")):
         print("olympus.native: no C compiler here: the source runs interpreted (same results)")
         return 0
+    for stale in BUILD.glob("*"):  # a build of an earlier layout (until 2026-11-27: two parts)
+        if stale.is_dir() and stale.name not in {part.name for part in PARTS}:
+            shutil.rmtree(stale)
     for part in PARTS:
         if _current(part):
             print(f"olympus.native: the {part.name} build is current")
