@@ -11,7 +11,7 @@ sizes never depend on a hidden identity (tokens are drawn by public order or the
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from . import events as ev
 from .characters import BY_NAME, FACTIONS, Faction
@@ -20,6 +20,10 @@ from .state import GameState, Phase
 
 Seat = Faction | None
 View = dict[str, Any]
+
+# Each unit's side as views name it, read once: an enum's ``value`` is a property written in
+# Python, and every view and every move's event asks it of each unit it shows.
+_SIDE: Final = {name: character.faction.value for name, character in BY_NAME.items()}
 
 
 def _knows(state: GameState, seat: Seat, unit: str) -> bool:
@@ -34,7 +38,7 @@ def _knows(state: GameState, seat: Seat, unit: str) -> bool:
 def _unit(state: GameState, seat: Seat, unit: str) -> View:
     known = _knows(state, seat, unit)
     entry: View = {
-        "side": BY_NAME[unit].faction.value,
+        "side": _SIDE[unit],
         "token": state.tokens[unit],
         "region": state.positions[unit],
         "name": unit if known else None,
