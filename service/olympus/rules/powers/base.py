@@ -81,9 +81,12 @@ def alone(state: GameState, unit: str) -> bool:
 
 
 class Power:
-    """A character's power. ``unit`` is the character's name; its module sets it."""
+    """A character's power. ``unit`` is the character's name; its module sets it. An attribute
+    of the instance (each character has one, ``register``), not of the class: compiled, the
+    instance's is read at an offset, the class's looked up by name, and the listing of moves
+    asks fliers and ferrymen their ``unit`` for every candidate."""
 
-    unit: ClassVar[str] = ""
+    unit: str = ""
     # Nominal-strength adjustments apply in this order (Hypnos before Aphrodite, R8).
     nominal_priority: ClassVar[int] = 0
 

@@ -18,7 +18,8 @@ POWERS: Final[dict[str, Power]] = {}
 def register(cls: type[Power]) -> None:
     """Each character module calls this after its class: one instance per character. (A call,
     not a class decorator: mypyc compiles only undecorated classes to native classes.)"""
-    POWERS[cls.unit] = cls()
+    power = cls()
+    POWERS[power.unit] = power
     _POWERS_OF.clear()
 
 
