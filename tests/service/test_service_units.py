@@ -370,20 +370,23 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
 
 
+@pytest.mark.parametrize(
+    "options", [Options(), Options(open_combat=True), Options(random_setup=True)], ids=repr
+)
 async def test_each_audience_is_sent_exactly_its_own_view_of_each_event(
-    store: EventStore, settings: Settings
+    store: EventStore, settings: Settings, options: Options
 ) -> None:
     """R7: a room packs a message once when every audience reads it alike and shares the
     bytes; what each feed holds is still, byte for byte, its own ``observe_event`` of each
     event, as the rules give it, event by event of a whole random game (hidden units,
-    sealed commitments, a setup seen by its side alone)."""
-    room_id, rng, options = "views", random.Random(11), Options()
+    sealed or open commitments, a setup seen by its side alone or drawn)."""
+    room_id, rng = f"views{options.open_combat:d}{options.random_setup:d}", random.Random(11)
     epoch = await store.create_room(room_id, b"")
     await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=11)], chain="")
     room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
     room.load(await store.read(room_id, 0))
     for command in bots.setup_commands(rng, options):
-        await room.submit(command, f"setup:{command.side.value}")
+        await room.submit(command, f"setup:{command.type}:{command.side}")
     for n in range(400):
         action = bots.choose(rng, room.state)
         if action is None:

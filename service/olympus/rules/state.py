@@ -99,8 +99,13 @@ class Combat(Value):
         """A copy with other ``commitments`` (and ``round``, if given): what
         ``dataclasses.replace`` gives, without its interpreted Python (every commitment and
         every round makes one)."""
-        next_round = self.round if round is None else round
-        return Combat(self.region, self.attacker, self.origin, next_round, commitments)
+        return Combat(
+            region=self.region,
+            attacker=self.attacker,
+            origin=self.origin,
+            round=self.round if round is None else round,
+            commitments=commitments,
+        )
 
 
 @dataclass(frozen=True, slots=True)
