@@ -370,6 +370,21 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
 
 
+async def _set_up_room(
+    store: EventStore, settings: Settings, room_id: str, options: Options, seed: int
+) -> tuple[RoomRuntime, random.Random]:
+    """A room created in the store, loaded, and past its setup (random, from ``seed``); and
+    the random numbers to play on with."""
+    rng = random.Random(seed)
+    epoch = await store.create_room(room_id, b"")
+    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=seed)], chain="")
+    room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
+    room.load(await store.read(room_id, 0))
+    for command in bots.setup_commands(rng, options):
+        await room.submit(command, f"setup:{command.type}:{command.side}")
+    return room, rng
+
+
 @pytest.mark.parametrize(
     "options", [Options(), Options(open_combat=True), Options(random_setup=True)], ids=repr
 )
@@ -380,13 +395,8 @@ async def test_each_audience_is_sent_exactly_its_own_view_of_each_event(
     bytes; what each feed holds is still, byte for byte, its own ``observe_event`` of each
     event, as the rules give it, event by event of a whole random game (hidden units,
     sealed or open commitments, a setup seen by its side alone or drawn)."""
-    room_id, rng = f"views{options.open_combat:d}{options.random_setup:d}", random.Random(11)
-    epoch = await store.create_room(room_id, b"")
-    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=11)], chain="")
-    room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
-    room.load(await store.read(room_id, 0))
-    for command in bots.setup_commands(rng, options):
-        await room.submit(command, f"setup:{command.type}:{command.side}")
+    room_id = f"views{options.open_combat:d}{options.random_setup:d}"
+    room, rng = await _set_up_room(store, settings, room_id, options, seed=11)
     for n in range(400):
         action = bots.choose(rng, room.state)
         if action is None:
@@ -428,13 +438,7 @@ async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(
     """``push_due``: a ``legal`` frame that cannot be built (here for a codec the service has
     no encoded entries for) is logged; the command it follows is still taken, and the other
     sockets still get theirs, after its events."""
-    room_id, rng, options = "broken", random.Random(6), Options()
-    epoch = await store.create_room(room_id, b"")
-    await store.append(room_id, 0, [encode(e) for e in create(options, token_seed=6)], chain="")
-    room = RoomRuntime(room_id, epoch, store, settings, ServiceMetrics())
-    room.load(await store.read(room_id, 0))
-    for command in bots.setup_commands(rng, options):
-        await room.submit(command, f"setup:{command.side.value}")
+    room, rng = await _set_up_room(store, settings, "broken", Options(), seed=6)
     good, broken = Socket(Faction.OLYMPIANS), Socket(Faction.OLYMPIANS)
     for socket in (good, broken):
         room.attach(socket, None, None)
