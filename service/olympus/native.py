@@ -46,12 +46,11 @@ PURE_PYTHON = "OLYMPUS_PURE_PYTHON"
 
 @dataclass(frozen=True)
 class Part:
-    """One compiled build: the packages it serves, the modules it compiles (paths under
-    ``olympus/``) and the packages whose source its digest covers."""
+    """One compiled build: the packages it serves (its digest covers their source) and the
+    modules it compiles (paths under ``olympus/``)."""
 
     name: str
     packages: tuple[str, ...]
-    covers: tuple[str, ...]
     modules: tuple[str, ...]
 
     @property
@@ -98,7 +97,6 @@ SERVICE_MODULES = (
 CORE = Part(
     "core",
     packages=("rules", "store", "server"),
-    covers=("rules", "store", "server"),
     modules=RULES_MODULES + SERVICE_MODULES,
 )
 PARTS = (CORE,)
@@ -109,7 +107,7 @@ def _part_of(package: str) -> Part:
 
 
 def _sources(part: Part) -> list[Path]:
-    return sorted(path for name in part.covers for path in (PACKAGE / name).rglob("*.py"))
+    return sorted(path for name in part.packages for path in (PACKAGE / name).rglob("*.py"))
 
 
 @cache

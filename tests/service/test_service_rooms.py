@@ -41,6 +41,7 @@ async def test_create_join_and_spectate(
     assert taken.status_code == 409 and taken.json()["code"] == "seat_taken"
     joined = await http.post(f"/rooms/{room['room']}/join", json={})
     assert joined.json()["seat"] == "olympians"
+    assert joined.json()["epoch"] == room["epoch"]  # (the join script's reply)
     full = await http.post(f"/rooms/{room['room']}/join", json={})
     assert full.status_code == 409
 
@@ -73,7 +74,7 @@ async def test_challenge_creator_sets_honor_other_player_picks_side(
     assert no_side.status_code == 422 and no_side.json()["code"] == "side_required"
 
     joiner = (await http.post(f"/rooms/{room}/join", json={"side": "chthonians"})).json()
-    assert joiner["seat"] == "chthonians"
+    assert joiner["seat"] == "chthonians" and joiner["epoch"] == created["epoch"]
     creator = (await http.post(f"/rooms/{room}/join", headers=host)).json()
     assert creator["seat"] == "olympians" and creator["token"].startswith("t1.")
     [first] = await store.read(room)

@@ -12,6 +12,7 @@ replay. Seats are taken by one Lua script, so two joiners never share a seat.
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -302,11 +303,9 @@ class Lobby:
         return None not in await self.store.call(key, "HMGET", key, *SEATS)
 
     async def _meta_or_404(self, room: str) -> dict[str, Any]:
-        try:
-            if tokens.is_room_id(room):
+        if tokens.is_room_id(room):
+            with contextlib.suppress(RoomNotFound):  # (one read: the meta, or none)
                 return await self.meta(room)
-        except RoomNotFound:
-            pass
         raise LobbyError(404, "room_not_found", "There is no such room.")
 
     async def summaries(self, rooms: list[str], status: str | None) -> list[dict[str, Any]]:
