@@ -411,6 +411,20 @@ def test_fresh_tokens_are_the_seeded_shuffle_also_when_remembered() -> None:
             assert hidden.tokens == {u: state.next_token + i for i, u in enumerate(order)}
 
 
+def test_the_seeded_order_is_random_randoms_shuffle() -> None:
+    """R7: ``_seeded_order`` draws as ``random.Random(seed).shuffle`` does, without its
+    interpreted layers: for seeds of every shape the rules make (``token_seed:version``, the
+    seed a 63-bit number) and every number of units a region can hold, and more."""
+    seeded_order = importlib.import_module("olympus.rules.decide")._seeded_order
+    rng = random.Random(7)
+    for trial in range(400):
+        seed = f"{rng.getrandbits(63)}:{rng.randrange(1, 3000)}" if trial else "0:0"
+        for n in range(0, 26):
+            order = list(range(n))
+            random.Random(seed).shuffle(order)
+            assert list(seeded_order(seed, n)) == order, (seed, n)
+
+
 # --- the successor to Zeus ----------------------------------------------------------------------
 
 
