@@ -187,3 +187,59 @@ async def test_the_time_of_the_last_move_is_kept(
     assert (await http.get(f"/rooms/{game.room}")).json()["moved_ms"] == moved
     assert moved >= summary["created_ms"]
     await client.close()
+
+
+class _Monitor:
+    """The commands Redis runs meanwhile, as MONITOR reports them (a script's own commands
+    marked ``lua``), up to the ``ECHO`` that ``stop`` sends."""
+
+    def __init__(self, store: EventStore) -> None:
+        self._monitor = store.redis.monitor()
+        self.commands: list[tuple[str, str]] = []  # (client type: lua, unix or tcp; command)
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self._monitor.__aenter__()
+        self._task = asyncio.create_task(self._read())
+
+    async def _read(self) -> None:
+        while True:
+            entry = await self._monitor.next_command()
+            if entry["command"] == "ECHO monitor-stop":
+                return
+            self.commands.append((entry["client_type"], entry["command"]))
+
+    async def stop(self, store: EventStore) -> list[tuple[str, str]]:
+        await store.redis.echo("monitor-stop")
+        assert self._task is not None
+        await asyncio.wait_for(self._task, 10)
+        await self._monitor.__aexit__(None, None, None)
+        return self.commands
+
+
+async def test_a_room_is_set_up_without_reading_again_what_it_just_read(
+    http: httpx.AsyncClient, server: ServerThread, store: EventStore
+) -> None:
+    """Creating and joining a room does not look up whether the room it just made or joined
+    exists before writing its lobby status. A hello that loads its room (epoch and events in
+    one script) does not read the epoch again; a hello that finds the room loaded checks the
+    epoch (the room may have been made anew meanwhile)."""
+    monitor = _Monitor(store)
+    await monitor.start()
+    await create_game(http)
+    set_up = await monitor.stop(store)
+    assert not [c for origin, c in set_up if origin != "lua" and c.startswith("EXISTS")], set_up
+    assert len([c for origin, c in set_up if origin == "lua" and "by-status" in c]) >= 2
+
+    room = (await http.post("/rooms", json={})).json()["room"]  # not joined: not loaded
+    meta = store.keys(room).meta
+    for epoch_reads in (0, 1):  # the first hello loads the room, the second finds it loaded
+        monitor = _Monitor(store)
+        await monitor.start()
+        client = await WsClient.open(server.ws_url)
+        await client.hello(spectate=room)
+        await client.expect("view")
+        commands = await monitor.stop(store)
+        reads = [c for origin, c in commands if origin != "lua" and c == f"HGET {meta} epoch"]
+        assert len(reads) == epoch_reads, commands
+        await client.close()

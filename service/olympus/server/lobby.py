@@ -199,7 +199,7 @@ class Lobby:
         key = self.seats_key(room)
         await self.store.call(key, "HSET", key, *(x for pair in seats.items() for x in pair))
         await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
-        await self.store.set_room_status(room, status)
+        await self.store.set_room_status(room, status, seen=True)  # created just now
         return room, epoch
 
     async def rematch(self, claim: SeatClaim) -> Seated:
@@ -249,8 +249,8 @@ class Lobby:
         if code == 0:
             raise LobbyError(409, "seat_taken", "That seat is taken.")
         seat = taken.decode()
-        if full:
-            await self.store.set_room_status(room, "live")
+        if full:  # the join script found the room
+            await self.store.set_room_status(room, "live", seen=True)
         return Seated(room, int(epoch), seat, self._token(room, seat, 1), full)
 
     async def host_seat(self, claim: SeatClaim) -> Seated:

@@ -39,22 +39,40 @@ _PER_CONNECTION = ('%s - "WebSocket %s" [accepted]', "connection open")
 log = logging.getLogger("olympus.server")
 
 
+# What a field's value is written as when it is not one of these: its str.
+_SCALARS = (int, float, bool)
+_ENCODER = json.JSONEncoder(ensure_ascii=False)  # made once: ``json.dumps`` with an option
+# makes an encoder for each call
+
+
 class JsonFormatter(logging.Formatter):
+    """A record as one JSON object. A line is written for every connection, so its cost
+    counts: the timestamp's seconds are formatted once per second, not once per line."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._second = -1
+        self._stamp = ""
+
     def format(self, record: logging.LogRecord) -> str:
+        second = int(record.created)
+        if second != self._second:
+            self._second = second
+            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
         data: dict[str, Any] = {
-            "ts": time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
-            + f".{int(record.msecs):03d}Z",
+            "ts": f"{self._stamp}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),
         }
+        fields = record.__dict__
         for name in FIELDS:
-            value = record.__dict__.get(name)
+            value = fields.get(name)
             if value is not None:
-                data[name] = value if isinstance(value, int | float | bool) else str(value)
+                data[name] = value if isinstance(value, _SCALARS) else str(value)
         if record.exc_info:
             data["exc"] = self.formatException(record.exc_info)
-        return json.dumps(data, ensure_ascii=False)
+        return _ENCODER.encode(data)
 
 
 def configure(level: str = "INFO") -> None:

@@ -60,7 +60,12 @@ class RoomRegistry:
         return await asyncio.shield(task)
 
     async def fresh(self, room_id: str) -> RoomRuntime:
-        """``get``, making sure the cache is of the room's current incarnation (epoch)."""
+        """``get``, making sure the cache is of the room's current incarnation (epoch). A room
+        this call found loaded is checked against the store's epoch; one it loaded (or waited
+        for while another call loaded it) was read from the store meanwhile, epoch and events
+        in one script (``EventStore.load``), and is not read again."""
+        if room_id not in self.rooms:
+            return await self.get(room_id)
         runtime = await self.get(room_id)
         try:
             epoch = await self.store.epoch(room_id)

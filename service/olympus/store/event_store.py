@@ -761,15 +761,17 @@ class EventStore:
 
     # -- lobby index ----------------------------------------------------------------------
 
-    async def set_room_status(self, room_id: str, status: str) -> str | None:
+    async def set_room_status(self, room_id: str, status: str, seen: bool = False) -> str | None:
         """Record the room's lobby status (e.g. open/live/finished); return the previous one.
+        A room that does not exist is refused (``RoomNotFound``); ``seen``: the caller has
+        just seen it exist (it created or joined it), and it is not looked up again.
 
         The index is a separate key (another slot), so it is updated after, not atomically
         with, the room: listings are advisory and readers must tolerate a missing room.
         """
         if not _STATUS.match(status):
             raise ValueError(f"invalid status {status!r}")
-        if not await self.room_exists(room_id):
+        if not seen and not await self.room_exists(room_id):
             raise RoomNotFound(room_id)
         old = await self._set_status(
             keys=[self._status_key, self._by_status_key], args=[room_id, status]
