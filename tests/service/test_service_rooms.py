@@ -221,17 +221,17 @@ async def test_a_room_is_set_up_without_reading_again_what_it_just_read(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
     """Creating and joining a room does not look up whether the room it just made or joined
-    exists before writing its lobby status. A hello that loads its room (epoch and events in
-    one script) does not read the epoch again; a hello that finds the room loaded checks the
-    epoch (the room may have been made anew meanwhile)."""
+    exists before writing its lobby status, nor load the room (without Random Setup there is
+    nothing to draw). The first hello loads it (epoch and events in one script) and does not
+    read the epoch again; a hello that finds the room loaded checks the epoch (the room may
+    have been made anew meanwhile)."""
     monitor = _Monitor(store)
     await monitor.start()
-    await create_game(http)
+    room = (await create_game(http)).room
     set_up = await monitor.stop(store)
     assert not [c for origin, c in set_up if origin != "lua" and c.startswith("EXISTS")], set_up
     assert len([c for origin, c in set_up if origin == "lua" and "by-status" in c]) >= 2
 
-    room = (await http.post("/rooms", json={})).json()["room"]  # not joined: not loaded
     meta = store.keys(room).meta
     for epoch_reads in (0, 1):  # the first hello loads the room, the second finds it loaded
         monitor = _Monitor(store)

@@ -167,7 +167,7 @@ async def join_room(request: Request) -> Response:
     else:
         spec = await _body(request, JoinRoom)
         seated = await services.lobby.join(room, spec.side, check_name(spec.name))
-        if seated.full:
+        if seated.draws_setup:  # else the room is loaded by its first hello
             await services.start_random_setup(await services.registry.get(room))
     return JSONResponse(_seated(seated))
 

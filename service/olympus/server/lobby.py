@@ -121,6 +121,9 @@ class Seated:
     token: str
     full: bool = False  # both seats are now taken
     generation: int = 1
+    # both seats are now taken in a game of Random Setup, which the service draws then
+    # (Services.start_random_setup): only then does the join load the room
+    draws_setup: bool = False
 
 
 # A room's seats hash as written: seat -> its generation, name:<seat> -> a display name.
@@ -251,7 +254,8 @@ class Lobby:
         seat = taken.decode()
         if full:  # the join script found the room
             await self.store.set_room_status(room, "live", seen=True)
-        return Seated(room, int(epoch), seat, self._token(room, seat, 1), full)
+        draws = bool(full and meta["options"].get("random_setup"))
+        return Seated(room, int(epoch), seat, self._token(room, seat, 1), full, draws_setup=draws)
 
     async def host_seat(self, claim: SeatClaim) -> Seated:
         """A Challenge creator's seat, once the opponent has picked the other one."""
