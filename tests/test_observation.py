@@ -425,6 +425,25 @@ def test_the_seeded_order_is_random_randoms_shuffle() -> None:
             assert list(seeded_order(seed, n)) == order, (seed, n)
 
 
+# Orders that stored games hid their units in (R7), drawn once by Python 3.11's
+# ``random.Random(seed).shuffle``: the draw must stay these even if a later Python's shuffle
+# draws otherwise (its seeding is guaranteed alike across versions, its shuffle is not).
+_STORED_ORDERS = {
+    ("0:0", 7): (2, 3, 1, 0, 6, 5, 4),
+    ("0:0", 17): (10, 2, 0, 14, 7, 5, 6, 13, 1, 15, 4, 9, 11, 16, 12, 8, 3),
+    ("6873149120396614137:41", 17): (16, 3, 15, 6, 2, 7, 5, 12, 1, 0, 4, 14, 8, 13, 10, 11, 9),
+    ("2305843009213693951:1999", 7): (4, 1, 5, 2, 0, 6, 3),
+    ("2305843009213693951:1999", 2): (0, 1),
+}
+
+
+@pytest.mark.parametrize(("seed", "n"), list(_STORED_ORDERS))
+def test_the_seeded_order_is_the_one_stored_games_were_drawn_with(seed: str, n: int) -> None:
+    """R7: the fresh tokens of a stored game keep the order they were drawn in."""
+    seeded_order = importlib.import_module("olympus.rules.decide")._seeded_order
+    assert seeded_order(seed, n) == _STORED_ORDERS[seed, n]
+
+
 # --- the successor to Zeus ----------------------------------------------------------------------
 
 

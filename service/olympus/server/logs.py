@@ -51,16 +51,16 @@ class JsonFormatter(logging.Formatter):
 
     def __init__(self) -> None:
         super().__init__()
-        self._second = -1
-        self._stamp = ""
+        self._stamp = (-1, "")  # (a second, formatted): one object, read and replaced whole
 
     def format(self, record: logging.LogRecord) -> str:
-        second = int(record.created)
-        if second != self._second:
-            self._second = second
-            self._stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        second, stamp = self._stamp
+        if int(record.created) != second:
+            second = int(record.created)
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._stamp = (second, stamp)
         data: dict[str, Any] = {
-            "ts": f"{self._stamp}.{int(record.msecs):03d}Z",
+            "ts": f"{stamp}.{int(record.msecs):03d}Z",
             "level": record.levelname.lower(),
             "logger": record.name,
             "msg": record.getMessage(),

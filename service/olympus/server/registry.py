@@ -61,10 +61,10 @@ class RoomRegistry:
 
     async def fresh(self, room_id: str) -> RoomRuntime:
         """``get``, making sure the cache is of the room's current incarnation (epoch). A room
-        this call found loaded is checked against the store's epoch; one it loaded (or waited
-        for while another call loaded it) was read from the store meanwhile, epoch and events
-        in one script (``EventStore.load``), and is not read again."""
-        if room_id not in self.rooms:
+        this call loads is read from the store after the call began, epoch and events in one
+        script (``EventStore.load``), and its epoch is not read again; one found loaded, or
+        being loaded by an earlier call, is checked against the store's epoch."""
+        if room_id not in self.rooms and room_id not in self._loading:
             return await self.get(room_id)
         runtime = await self.get(room_id)
         try:
