@@ -16,7 +16,7 @@ from olympus.rules import (
     replay,
 )
 from olympus.rules import commands as c
-from olympus.rules.clocks import deadlines
+from olympus.rules.clocks import deadlines, earliest_due
 from olympus.rules.setup import random_placements
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
@@ -112,3 +112,31 @@ def test_only_what_reads_the_time_is_stamped(clocked):
                 assert execute(state, stamped) == execute(state, command)
             state = execute(state, stamped)[1]
     assert reads_time(state, c.Timeout(side=OLY)), "a timeout reads it in any game"
+
+
+def test_the_earliest_deadline_is_the_first_of_those_running():
+    """R12: ``earliest_due`` (when the service fires the next missed turn) is the earliest of
+    the running ``deadlines``, at every position of clocked random games; none without clocks,
+    none once the game is over."""
+    rng = random.Random(5)
+    seen = 0
+    for game in range(6):
+        seconds = 60 if game % 3 else None
+        options = Options(game % 2 == 1, False, 0, seconds, seconds)
+        state = replay(create(options, token_seed=game))
+        commands = list(bots.setup_commands(rng, options))
+        for n in range(300):
+            running = [due for _, _, due in deadlines(state)]
+            if state.phase is Phase.OVER or not running:
+                assert earliest_due(state) is None
+            else:
+                assert earliest_due(state) == min(running)
+                seen += 1
+            if commands:
+                command = commands.pop(0)
+            elif (action := bots.choose(rng, state)) is not None:
+                command = action.command
+            else:
+                break
+            state = execute(state, command.model_copy(update={"at_ms": 1_000 * n}))[1]
+    assert seen > 100

@@ -80,6 +80,15 @@ def deadlines(state: GameState) -> list[tuple[Faction, str, int]]:
     return [(Faction(f), d["kind"], d["due"]) for f, d in sorted(state.deadlines.items())]
 
 
+def earliest_due(state: GameState) -> int | None:
+    """When the next deadline falls (ms), None if none runs; a finished game's last deadlines
+    are moot. Asked after every command, so read off the state's deadlines as they are (a
+    game without clocks has none), not through the sorted list of ``deadlines``."""
+    if state.phase is Phase.OVER or not state.deadlines:
+        return None
+    return min(int(entry["due"]) for entry in state.deadlines.values())
+
+
 def fallback(state: GameState, side: Faction, kind: str, seed: int) -> cmd.Command:
     """R12: a missed turn is a Liturgy (always legal); a missed commit Standard with 0 Energy
     (or the first allowed maneuver); a missed removal the weakest unit (R8); a missed retreat

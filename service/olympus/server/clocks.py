@@ -25,8 +25,7 @@ import zlib
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
-from olympus.rules import GameState, Phase
-from olympus.rules.clocks import deadlines, has_clocks
+from olympus.rules.clocks import deadlines, earliest_due, has_clocks
 from olympus.rules.commands import Timeout
 from olympus.store import RoomNotFound
 
@@ -44,14 +43,6 @@ log = logging.getLogger("olympus.server.clocks")
 
 EARLY_MARGIN_MS = 5  # fire a hair after the due time: timers and wall clock drift apart
 RETRY_SECONDS = 0.5  # after a refused timeout whose deadline still stands
-
-
-def earliest_due(state: GameState) -> int | None:
-    """The next deadline's time, asked after every command: read off the state's deadlines
-    as they are (a game without clocks has none), not through ``deadlines``' sorted list."""
-    if state.phase is Phase.OVER or not state.deadlines:  # a finished game's are moot
-        return None
-    return min(int(entry["due"]) for entry in state.deadlines.values())
 
 
 class Clocks:
