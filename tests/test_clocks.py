@@ -88,6 +88,23 @@ def test_a_missed_setup_is_drawn_once_the_opponent_is_in():
     assert deadlines(drawn) == [(CHT, "move", 65_000)]
 
 
+def played(rng, options, token_seed, commands=300):
+    """Each position of a random game and the command played there (its setup, then a bot's
+    choices), with that command stamped at ``1_000 * n`` ms, which is what is played on."""
+    state = replay(create(options, token_seed=token_seed))
+    setup = list(bots.setup_commands(rng, options))
+    for n in range(commands):
+        if setup:
+            command = setup.pop(0)
+        elif (action := bots.choose(rng, state)) is not None:
+            command = action.command
+        else:
+            return
+        stamped = command.model_copy(update={"at_ms": 1_000 * n})
+        yield state, command, stamped
+        state = execute(state, stamped)[1]
+
+
 @pytest.mark.parametrize("clocked", [False, True])
 def test_only_what_reads_the_time_is_stamped(clocked):
     """``reads_time``: the service stamps a command with the time (``at_ms``) only where the
@@ -97,21 +114,11 @@ def test_only_what_reads_the_time_is_stamped(clocked):
     seconds = 60 if clocked else None
     for game in range(8):
         options = Options(game % 2 == 1, game % 4 >= 2, rng.randint(-5, 5), seconds, seconds)
-        state = replay(create(options, token_seed=game))
-        commands = list(bots.setup_commands(rng, options))
-        for n in range(300):
-            if commands:
-                command = commands.pop(0)
-            elif (action := bots.choose(rng, state)) is not None:
-                command = action.command
-            else:
-                break
-            stamped = command.model_copy(update={"at_ms": 1_000 * n})
+        for state, command, stamped in played(rng, options, game):
             assert reads_time(state, command) is clocked
             if not clocked:
                 assert execute(state, stamped) == execute(state, command)
-            state = execute(state, stamped)[1]
-    assert reads_time(state, c.Timeout(side=OLY)), "a timeout reads it in any game"
+    assert reads_time(started(Options()), c.Timeout(side=OLY)), "a timeout reads it in any game"
 
 
 def test_the_earliest_deadline_is_the_first_of_those_running():
@@ -123,20 +130,11 @@ def test_the_earliest_deadline_is_the_first_of_those_running():
     for game in range(6):
         seconds = 60 if game % 3 else None
         options = Options(game % 2 == 1, False, 0, seconds, seconds)
-        state = replay(create(options, token_seed=game))
-        commands = list(bots.setup_commands(rng, options))
-        for n in range(300):
+        for state, _, _ in played(rng, options, game):
             running = [due for _, _, due in deadlines(state)]
             if state.phase is Phase.OVER or not running:
                 assert earliest_due(state) is None
             else:
                 assert earliest_due(state) == min(running)
                 seen += 1
-            if commands:
-                command = commands.pop(0)
-            elif (action := bots.choose(rng, state)) is not None:
-                command = action.command
-            else:
-                break
-            state = execute(state, command.model_copy(update={"at_ms": 1_000 * n}))[1]
     assert seen > 100
