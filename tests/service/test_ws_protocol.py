@@ -9,6 +9,9 @@ declines, and ``FrameSender`` goes through ASGI, as it does on a server without 
 What the application receives must be what websockets would have given it, however the bytes
 are cut into reads, with control frames and frames the short way in leaves to websockets
 between them; and a frame websockets refuses is refused as before.
+
+The way in (``UpgradeProtocol``): a websocket's opening request is parsed once, by httptools,
+and answered as uvicorn's own protocols answer it, refusals included.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import os
 from typing import Any
 
 import pytest
+import websockets.http11
 from service_harness import UvicornThread
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
@@ -199,11 +203,12 @@ async def test_frames_in_are_read_as_websockets_reads_them(
     small frames, then what the short way leaves to websockets (long frames, a ping), then
     small frames again. Each data frame reaches the application whole and in order, the ping
     is websockets' (the client's own ping is still answered after it), and the short way reads
-    the small frames, also after websockets had to read."""
+    the small frames, also after websockets had to read, and from the first (the handshake
+    leaves websockets' parser waiting at a frame's start: ``WriteFrameProtocol.upgrade``)."""
     server = UvicornThread(echo(), Settings(redis_url="unused")).start()
     try:
         async with connect(server.ws_url, max_size=None, ping_interval=None) as client:
-            await client.send(b"first")  # read by websockets: the short way starts after it
+            await client.send(b"first")
             assert await client.recv() == b"first"
             for volley in (small(BINARY), LARGE, small(TEXT)):
                 stream = b"".join(frame(first, payload) for first, payload in volley)
@@ -217,7 +222,7 @@ async def test_frames_in_are_read_as_websockets_reads_them(
                 assert received == [p if first == BINARY else p.decode() for first, p in data]
             pong = await client.ping(b"still there")
             await asyncio.wait_for(pong, 30)
-        assert read_directly == [False, *[True] * len(SMALL), False, False, *[True] * len(SMALL)]
+        assert read_directly == [True, *[True] * len(SMALL), False, False, *[True] * len(SMALL)]
     finally:
         await server.aclose()
 
@@ -334,3 +339,97 @@ async def test_an_inbox_keeps_order_through_a_cancelled_wait_and_has_one_reader(
     assert not inbox.empty()
     assert (await inbox.get())["text"] == "2"
     assert inbox.empty()
+
+
+def scope_echo() -> Starlette:
+    """Accepts with the first subprotocol offered and sends back what the scope says of the
+    request, as JSON."""
+
+    async def endpoint(ws: WebSocket) -> None:
+        offered = ws.scope["subprotocols"]
+        await ws.accept(subprotocol=offered[0] if offered else None)
+        said = {
+            "path": ws.scope["path"],
+            "query_string": ws.scope["query_string"].decode(),
+            "subprotocols": offered,
+            "headers": [[n.decode(), v.decode("latin-1")] for n, v in ws.scope["headers"]],
+        }
+        await ws.send_text(json.dumps(said))
+        await ws.close(1000)
+
+    return Starlette(routes=[WebSocketRoute("/ws", endpoint)])
+
+
+KEY = "dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 §1.3's example: its answer below
+ANSWER = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo="
+OPENING = (
+    "GET /ws?room=r1 HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+    "Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: {version}\r\n"
+    "Sec-WebSocket-Protocol: olympus.msgpack, olympus.json\r\nX-Note: caf\xe9\r\n{more}\r\n"
+)
+REQUESTS = {
+    "accepted": OPENING.format(key=KEY, version=13, more=""),
+    "a bad key": OPENING.format(key="short", version=13, more=""),
+    "another version": OPENING.format(key=KEY, version=8, more=""),
+    "an empty body": OPENING.format(key=KEY, version=13, more="Content-Length: 0\r\n"),
+    "a target not ASCII": OPENING.format(key=KEY, version=13, more="").replace("r1", "r\xe9", 1),
+    "HTTP/1.0": OPENING.format(key=KEY, version=13, more="").replace("HTTP/1.1", "HTTP/1.0", 1),
+    "not a GET": "POST" + OPENING.format(key=KEY, version=13, more="")[3:],
+}
+
+
+async def exchange(port: int, request: str) -> tuple[list[str], bytes]:
+    """``request``'s bytes on a new connection: the response's head (without its Date), and
+    what followed it until the server closed."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(request.encode("latin-1"))
+    try:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), 30)
+        rest = await asyncio.wait_for(reader.read(), 30)
+    finally:
+        writer.close()
+    lines = head.decode("latin-1").split("\r\n")
+    return [line for line in lines if not line.lower().startswith("date:")], rest
+
+
+@pytest.mark.parametrize("case", list(REQUESTS))
+async def test_an_opening_request_is_parsed_once_and_answered_as_uvicorn_answers_it(
+    case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same request, to the service's protocols (``uvicorn_config``) and to uvicorn's own
+    (httptools, then websockets parsing the request again): the same response and the same
+    scope for the application, while websockets' request parser runs only for uvicorn's (a
+    target not ASCII is refused by httptools, before either)."""
+    parsed: list[str] = []
+    parse = websockets.http11.Request.parse.__func__  # type: ignore[attr-defined]
+
+    def watched(cls: type[websockets.http11.Request], read_line: Any) -> Any:
+        request = yield from parse(cls, read_line)  # (begun with every protocol: counted once done)
+        parsed.append(request.path)
+        return request
+
+    monkeypatch.setattr(websockets.http11.Request, "parse", classmethod(watched))
+    answers, parses = {}, {}
+    for http in ("olympus", "httptools"):
+        overrides = {} if http == "olympus" else {"http": http}
+        server = UvicornThread(scope_echo(), Settings(redis_url="unused"), **overrides).start()
+        try:
+            parsed.clear()
+            answers[http] = await exchange(server.port, REQUESTS[case])
+            parses[http] = len(parsed)
+        finally:
+            await server.aclose()
+    assert answers["olympus"] == answers["httptools"]
+    assert parses == {"olympus": 0, "httptools": 0 if case == "a target not ASCII" else 1}
+    head, rest = answers["olympus"]
+    if case in ("accepted", "an empty body", "HTTP/1.0"):  # uvicorn reads 1.0 as 1.1
+        assert head[0] == "HTTP/1.1 101 Switching Protocols"
+        assert f"Sec-WebSocket-Accept: {ANSWER}" in head
+        assert "Sec-WebSocket-Protocol: olympus.msgpack" in head
+        assert rest[:2] == bytes([TEXT, 126])  # unmasked, a 16-bit length (RFC 6455 §5.2)
+        said = json.loads(rest[4 : 4 + int.from_bytes(rest[2:4], "big")])
+        assert said["path"] == "/ws" and said["query_string"] == "room=r1"
+        assert said["subprotocols"] == ["olympus.msgpack", "olympus.json"]
+        assert ["x-note", "café"] in said["headers"]
+    else:
+        assert head[0].startswith(("HTTP/1.1 4", "HTTP/1.0 4")), head

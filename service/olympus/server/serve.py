@@ -30,7 +30,7 @@ from .app import create_app
 from .redis_clients import chosen_url
 from .settings import Settings
 from .workers import Supervisor, listening_socket
-from .ws_protocol import WriteFrameProtocol
+from .ws_protocol import UpgradeProtocol, WriteFrameProtocol
 
 log = logging.getLogger("olympus.server")
 
@@ -44,6 +44,7 @@ def uvicorn_config(app: object, settings: Settings, host: str, port: int) -> uvi
         lifespan="on",
         log_config=None,
         access_log=False,
+        http=UpgradeProtocol,  # httptools, and a websocket's request handed over as parsed
         ws=WriteFrameProtocol,  # websockets-sansio, and frames out straight to the transport
         ws_max_size=settings.hard_frame_bytes,
         # No compression: a zlib context per socket costs more memory than the small frames

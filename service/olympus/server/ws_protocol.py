@@ -34,7 +34,14 @@ at once, as uvicorn does. Reading starts again when the application has taken ev
 waiting, as uvicorn's ``receive`` does. So a client can make the process hold at most
 ``UNREAD_LIMIT`` small messages, one large one and one read of the socket.
 
-Everything else (the handshake, pings, closing) is uvicorn's own.
+The way into the websocket (``UpgradeProtocol``, uvicorn's HTTP protocol): uvicorn parses a
+websocket's opening request with httptools, then writes it out again as bytes for the websocket
+protocol, where websockets parses it a second time, in Python (its parser is generators reading
+lines), before its ``accept`` checks the handshake. Here the request goes over as httptools
+parsed it (``WriteFrameProtocol.upgrade``): websockets' ``Request`` made of the parsed method,
+target and headers, checked by the same ``accept``.
+
+Everything else (pings, closing) is uvicorn's own.
 """
 
 from __future__ import annotations
@@ -45,10 +52,12 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from starlette.websockets import WebSocket
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+from websockets.datastructures import Headers
 from websockets.frames import Opcode
 from websockets.http11 import Request
-from websockets.protocol import State
+from websockets.protocol import Protocol, State
 from websockets.streams import StreamReader
 
 if TYPE_CHECKING:
@@ -192,6 +201,21 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             and _innermost(conn.parser) is _WAITING_FOR_A_FRAME
         )
 
+    def upgrade(self, request: Request) -> None:
+        """Open with ``request``, as the HTTP protocol parsed it (``UpgradeProtocol``): the
+        same handshake as uvicorn's ``data_received`` of the request's bytes, without parsing
+        them. websockets' parser, which would begin with the request, begins at the first
+        frame instead (``Protocol.parse``: what ``ServerProtocol.parse`` goes on to once it
+        has the request)."""
+        conn = self.conn
+        conn.parser = Protocol.parse(conn)
+        next(conn.parser)
+        self.handle_connect(request)
+        # Frames are read here from the first: until the handshake is done they are handed
+        # to websockets (the short way reads only on an open websocket), as after a request
+        # websockets parsed.
+        self._direct = not self.close_sent
+
     def handle_connect(self, event: Request) -> None:
         super().handle_connect(event)
         if not self.close_sent:  # the handshake goes on: the scope is the app's
@@ -231,6 +255,36 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         else:
             self.transport.write(_frame(_BINARY, data))
         return True
+
+
+class UpgradeProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP protocol (httptools), which hands a websocket's opening request to
+    ``WriteFrameProtocol`` as it parsed it, rather than as bytes to parse again."""
+
+    def handle_websocket_upgrade(self) -> None:
+        ws_class = self.ws_protocol_class
+        if ws_class is None or not issubclass(ws_class, WriteFrameProtocol):
+            super().handle_websocket_upgrade()  # the bytes, for websockets to parse
+            return
+        self.connections.discard(self)
+        protocol = ws_class(
+            config=self.config, server_state=self.server_state, app_state=self.app_state
+        )
+        protocol.connection_made(self.transport)
+        protocol.upgrade(self._opening_request())
+        self.transport.set_protocol(protocol)
+
+    def _opening_request(self) -> Request:
+        """The request as websockets' parser gives it (``Request.parse``) of the bytes uvicorn
+        writes out: the method, the target, the headers, and HTTP/1.1 whatever the client
+        said; header values in ISO-8859-1, as websockets reads them. What that parser refuses
+        does not come here: httptools refuses a target that is not ASCII (uvicorn answers
+        400) and reports no upgrade of a request with a body. The method is checked by
+        websockets' ``accept``, as before."""
+        headers = Headers()
+        for name, value in self.headers:  # names lowercased by uvicorn; Headers ignore case
+            headers[name.decode("latin-1")] = value.decode("latin-1")
+        return Request(self.url.decode("ascii"), headers, self.scope["method"])
 
 
 def _frame(first: int, payload: bytes) -> bytes:
