@@ -6,10 +6,11 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from starlette.applications import Starlette
+from starlette.datastructures import State
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, WebSocketRoute
+from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
-from starlette.types import Scope
+from starlette.types import Receive, Scope, Send
 from starlette.websockets import WebSocket
 
 from olympus import native
@@ -31,7 +32,33 @@ class _ClientFiles(StaticFiles):
         return response
 
 
-def create_app(settings: Settings) -> Starlette:
+class ServiceApp:
+    """The service's ASGI application: ``/ws`` straight to the connection's endpoint, all else
+    (the HTTP routes, the client's files, the lifespan) Starlette's.
+
+    Why not a ``WebSocketRoute``: through Starlette a websocket passes its two middlewares,
+    its router and its exception wrapper, which also wraps the ``send`` of the socket's ASGI
+    messages, all interpreted, once per socket and a game has three (docs/performance.md,
+    thirteenth session). The endpoint needs none of it: it answers bad input itself, in
+    frames (docs/protocol.md), and raises no ``WebSocketException`` for Starlette to turn
+    into a close; what it does raise reaches uvicorn as it did through Starlette."""
+
+    def __init__(self, starlette: Starlette) -> None:
+        self.starlette = starlette
+
+    @property
+    def state(self) -> State:
+        return self.starlette.state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == "/ws":
+            scope["app"] = self.starlette  # as Starlette sets it: the services are its state
+            await websocket_endpoint(WebSocket(scope, receive, send))
+        else:
+            await self.starlette(scope, receive, send)
+
+
+def create_app(settings: Settings) -> ServiceApp:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         services = Services(settings)
@@ -42,14 +69,7 @@ def create_app(settings: Settings) -> Starlette:
         finally:
             await services.stop()
 
-    routes: list[BaseRoute] = [*ROUTES, WebSocketRoute("/ws", _websocket)]
+    routes: list[BaseRoute] = list(ROUTES)
     if WEB_CLIENT.is_dir():  # last: everything else is the client's
         routes.append(Mount("/", app=_ClientFiles(directory=WEB_CLIENT, html=True), name="client"))
-    return Starlette(routes=routes, lifespan=lifespan)
-
-
-async def _websocket(ws: WebSocket) -> None:
-    """``/ws``. A function of this module, which runs interpreted: Starlette hands a websocket
-    to what ``inspect.isfunction`` says is a function, and a compiled one is not
-    (``olympus.native``); it would be called as an ASGI application instead."""
-    await websocket_endpoint(ws)
+    return ServiceApp(Starlette(routes=routes, lifespan=lifespan))
