@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: serve test lint bench scenarios clean browser redis native
+.PHONY: serve test lint bench scenarios clean browser redis valgrind native
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || python3 -m venv $(VENV)
@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 serve: $(STAMP) native
 	$(BIN)/olympus serve
 
-test: $(STAMP) browser redis native
+test: $(STAMP) browser redis valgrind native
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest
@@ -33,6 +33,11 @@ browser:
 redis:
 	@test -x /usr/bin/redis-server -a -x /usr/bin/redis-cli || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
+
+# lifecycle_bench.py --callgrind counts the server's instructions under Debian's valgrind.
+valgrind:
+	@test -x /usr/bin/valgrind -a -x /usr/bin/callgrind_control || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

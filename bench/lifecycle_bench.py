@@ -10,7 +10,15 @@ stime over the window, /proc), games per second, and the Redis round trips the s
 per game (the ``write`` calls of the Redis process' clients are not visible, so: the commands
 Redis ran, ``INFO commandstats``, those inside Lua scripts included).
 
+With ``--callgrind``, the server runs under valgrind's callgrind, counting the instructions it
+runs for the measured games only (``server_instructions_per_game``; the warm-up and the start
+are not counted). A count, unlike CPU time, does not move with the box's speed or its
+neighbours: on a box whose timings vary by 5 % from one run to the next, it is what tells two
+builds apart (docs/performance.md, thirteenth session). Its CPU figures are valgrind's, not
+the server's; run a few hundred games at low concurrency (``--games 100 --concurrency 5``).
+
     .venv/bin/python bench/lifecycle_bench.py [--games 2000] [--concurrency 20] [--json FILE]
+    .venv/bin/python bench/lifecycle_bench.py --callgrind --games 100 --warmup 10 --concurrency 5
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import subprocess
 import sys
 import tempfile
 import time
@@ -40,6 +49,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--warmup", type=int, default=100, help="lifecycles before measuring (100)")
     p.add_argument("--concurrency", type=int, default=20, help="lifecycles at a time (20)")
     p.add_argument("--json", default=None, help="also write the results to this file")
+    p.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="count the server's instructions per game under valgrind (slow: few games)",
+    )
     return p.parse_args(argv)
 
 
@@ -84,14 +98,23 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
                 await lifecycle(http, ws_url)
 
         await asyncio.gather(*(one() for _ in range(args.warmup)))
+        if args.callgrind:
+            _callgrind(server, "-i", "on")
         before = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran_before, start = commands(), time.perf_counter()
         await asyncio.gather(*(one() for _ in range(args.games)))
         seconds = time.perf_counter() - start
         after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
+        if args.callgrind:
+            _callgrind(server, "--dump")
+            _callgrind(server, "-i", "off")
     cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
+    counted = {}
+    if args.callgrind:
+        counted["server_instructions_per_game"] = round(_instructions(server) / args.games)
     return {
+        **counted,
         "games": args.games,
         "concurrency": args.concurrency,
         "games_per_s": round(args.games / seconds, 1),
@@ -101,10 +124,36 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
     }
 
 
+CALLGRIND_OUT = "callgrind.out"
+
+
+def _callgrind(server: Server, *request: str) -> None:
+    """Ask the server's callgrind to switch counting on or off, or to write what it counted."""
+    assert server.proc is not None
+    command = ["callgrind_control", *request, str(server.proc.pid)]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def _instructions(server: Server) -> int:
+    """The instructions in callgrind's dump (``--dump`` writes ``<out file>.1``): counted only
+    while counting was on, so the measured games'."""
+    dump = server.work / f"{CALLGRIND_OUT}.1"
+    totals = [line for line in dump.read_text().splitlines() if line.startswith("totals:")]
+    return int(totals[0].split()[1])
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         server = Server(load_bench_args([]), Path(work))
+        if args.callgrind:
+            server.prefix = [
+                *("valgrind", "--tool=callgrind", "--instr-atstart=no"),
+                f"--callgrind-out-file={Path(work) / CALLGRIND_OUT}",
+            ]
+            # Slowed down some fifty times, the server would think itself overloaded and
+            # refuse rooms (503).
+            server.extra_env["OLYMPUS_OVERLOAD_SECONDS"] = "1e9"
         server.start()
         try:
             sockets = list(Path(work).rglob("*.sock"))

@@ -212,6 +212,10 @@ class Server:
         self.worker_pids: list[int] = []
         self.bots_pids: list[int] = []
         self.cluster: LocalCluster | None = None
+        # Run the server under another program (lifecycle_bench.py: valgrind), with more of
+        # the environment.
+        self.prefix: list[str] = []
+        self.extra_env: dict[str, str] = {}
 
     @property
     def url(self) -> str:
@@ -228,7 +232,8 @@ class Server:
             self.bench_redis = EmbeddedRedis(self.work / "redis", appendfsync="everysec").start()
             redis_url = self.bench_redis.url
             self.redis_pid = self.bench_redis.pid
-        command = [sys.executable, "-m", "olympus.cli", "serve", "--host", "127.0.0.1"]
+        command = [*self.prefix, sys.executable, "-m", "olympus.cli", "serve"]
+        command += ["--host", "127.0.0.1"]
         if not self.args.bot_rooms:
             command.append("--no-bots")
         command += ["--workers", str(self.args.workers_server)]
@@ -240,6 +245,7 @@ class Server:
         # A seat of a small closed-loop run acts faster than a person: measure, do not limit.
         env["OLYMPUS_RATE_PER_SECOND"] = "1e9"
         env["OLYMPUS_APPEND_REPLICAS"] = str(self.args.append_replicas)
+        env.update(self.extra_env)
         with open(self.work / "server.log", "ab") as log:
             self.proc = subprocess.Popen(
                 command, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True
