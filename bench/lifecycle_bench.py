@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ from typing import Any
 import httpx
 import msgpack
 import redis
-from load_bench import CLK_TCK, Server, cpu_ticks, unpack
+from load_bench import CLK_TCK, Server, callgrind, cpu_ticks, instructions, unpack
 from load_bench import parse_args as load_bench_args
 from websockets.asyncio.client import connect
 
@@ -99,7 +98,7 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
 
         await asyncio.gather(*(one() for _ in range(args.warmup)))
         if args.callgrind:
-            _callgrind(server, "-i", "on")
+            callgrind(server, "-i", "on")
         before = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran_before, start = commands(), time.perf_counter()
         await asyncio.gather(*(one() for _ in range(args.games)))
@@ -107,12 +106,12 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
         after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
         if args.callgrind:
-            _callgrind(server, "--dump")
-            _callgrind(server, "-i", "off")
+            callgrind(server, "--dump")
+            callgrind(server, "-i", "off")
     cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
     counted = {}
     if args.callgrind:
-        counted["server_instructions_per_game"] = round(_instructions(server) / args.games)
+        counted["server_instructions_per_game"] = round(instructions(server) / args.games)
     return {
         **counted,
         "games": args.games,
@@ -124,36 +123,12 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
     }
 
 
-CALLGRIND_OUT = "callgrind.out"
-
-
-def _callgrind(server: Server, *request: str) -> None:
-    """Ask the server's callgrind to switch counting on or off, or to write what it counted."""
-    assert server.proc is not None
-    command = ["callgrind_control", *request, str(server.proc.pid)]
-    subprocess.run(command, check=True, capture_output=True)
-
-
-def _instructions(server: Server) -> int:
-    """The instructions in callgrind's dump (``--dump`` writes ``<out file>.1``): counted only
-    while counting was on, so the measured games'."""
-    dump = server.work / f"{CALLGRIND_OUT}.1"
-    totals = [line for line in dump.read_text().splitlines() if line.startswith("totals:")]
-    return int(totals[0].split()[1])
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory() as work:
         server = Server(load_bench_args([]), Path(work))
         if args.callgrind:
-            server.prefix = [
-                *("valgrind", "--tool=callgrind", "--instr-atstart=no"),
-                f"--callgrind-out-file={Path(work) / CALLGRIND_OUT}",
-            ]
-            # Slowed down some fifty times, the server would think itself overloaded and
-            # refuse rooms (503).
-            server.extra_env["OLYMPUS_OVERLOAD_SECONDS"] = "1e9"
+            server.under_callgrind()
         server.start()
         try:
             sockets = list(Path(work).rglob("*.sock"))

@@ -127,6 +127,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "needs py-spy (.venv/bin/pip install py-spy)",
     )
     p.add_argument(
+        "--callgrind",
+        action="store_true",
+        help="count the server's instructions per command in the window under valgrind\n"
+        "(server_instructions_per_command; slow: use few rooms, e.g. --rooms 20)",
+    )
+    p.add_argument(
         "--bot-rooms",
         type=int,
         default=0,
@@ -212,14 +218,23 @@ class Server:
         self.worker_pids: list[int] = []
         self.bots_pids: list[int] = []
         self.cluster: LocalCluster | None = None
-        # Run the server under another program (lifecycle_bench.py: valgrind), with more of
-        # the environment.
-        self.prefix: list[str] = []
+        self.prefix: list[str] = []  # a program to run the server under (``under_callgrind``)
         self.extra_env: dict[str, str] = {}
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    def under_callgrind(self) -> None:
+        """Start the server under valgrind's callgrind, counting nothing until ``callgrind``
+        switches the count on (``--callgrind``)."""
+        self.prefix = [
+            *("valgrind", "--tool=callgrind", "--instr-atstart=no"),
+            f"--callgrind-out-file={self.work / CALLGRIND_OUT}",
+        ]
+        # Slowed down some fifty times, the server would think itself overloaded and refuse
+        # rooms (503).
+        self.extra_env["OLYMPUS_OVERLOAD_SECONDS"] = "1e9"
 
     def start(self) -> None:
         redis_url = self.args.redis_url
@@ -317,6 +332,25 @@ class Server:
             self.bench_redis.stop()
         if self.cluster is not None:
             self.cluster.stop()
+
+
+CALLGRIND_OUT = "callgrind.out"
+
+
+def callgrind(server: Server, *request: str) -> None:
+    """Ask the server's callgrind to switch counting on or off (``-i on``, ``-i off``), or to
+    write out what it counted (``--dump``)."""
+    assert server.proc is not None
+    command = ["callgrind_control", *request, str(server.proc.pid)]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def instructions(server: Server) -> int:
+    """The instructions in callgrind's dump (``--dump`` writes ``<out file>.1``): counted only
+    while counting was on."""
+    dump = server.work / f"{CALLGRIND_OUT}.1"
+    totals = [line for line in dump.read_text().splitlines() if line.startswith("totals:")]
+    return int(totals[0].split()[1])
 
 
 # -- the load generator --------------------------------------------------------------------------
@@ -772,6 +806,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.url:
         url = args.url
     else:
+        if args.callgrind:
+            server.under_callgrind()
         server.start()
         url = server.url
     try:
@@ -813,10 +849,15 @@ def main(argv: list[str] | None = None) -> int:
             )
         metrics0 = scrape(url)
         nodes0 = server.cluster_stats()
+        if args.callgrind:
+            callgrind(server, "-i", "on")
         cpu0 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         time.sleep(max(0.0, end - time.monotonic()))
         cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
+        if args.callgrind:
+            callgrind(server, "--dump")
+            callgrind(server, "-i", "off")
         nodes1 = server.cluster_stats()
         gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         rss_after = {k: sum(map(rss_kb, p)) for k, p in pids.items()}
@@ -871,6 +912,9 @@ def main(argv: list[str] | None = None) -> int:
         "next_legal_p50_ms": round(percentile(legal_ms, 50), 2),
         "next_legal_p99_ms": round(percentile(legal_ms, 99), 2),
     }
+    if args.callgrind:
+        counted = instructions(server) / stats.acked if stats.acked else None
+        headline["server_instructions_per_command"] = counted and round(counted)
     out = {
         **headline,
         "mode": args.mode,

@@ -73,17 +73,35 @@ def test_a_bench_runs_and_reports(
         assert all(report[f] is None or isinstance(report[f], int | float) for f in figures)
 
 
-def test_the_lifecycle_bench_counts_the_servers_instructions_under_callgrind(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("bench", "args", "figure", "at_least"),
+    [
+        # a game's lifecycle runs millions of instructions (5.7M on 2026-11-27), a command
+        # hundreds of thousands (1.07M with its share of the lifecycles)
+        (
+            "lifecycle_bench.py",
+            ["--games", "2", "--warmup", "1", "--concurrency", "1"],
+            "server_instructions_per_game",
+            1_000_000,
+        ),
+        (
+            "load_bench.py",
+            ["--rooms", "2", "--seconds", "3", "--warmup", "1", "--spectators"],
+            "server_instructions_per_command",
+            100_000,
+        ),
+    ],
+    ids=["lifecycle_bench.py", "load_bench.py"],
+)
+def test_a_bench_counts_the_servers_instructions_under_callgrind(
+    tmp_path: Path, bench: str, args: list[str], figure: str, at_least: int
 ) -> None:
-    """``--callgrind``: the server under valgrind, counting only the measured games. A game's
-    lifecycle runs millions of instructions (5.7M on 2026-11-27); a count switched on too late,
-    or never, reads as nothing or next to it."""
+    """``--callgrind``: the server under valgrind, counting only what the window measures; a
+    count switched on too late, or never, reads as nothing or next to it."""
     out = tmp_path / "out.json"
-    args = ("--callgrind", "--games", "2", "--warmup", "1", "--concurrency", "1")
-    run = _run("lifecycle_bench.py", *args, "--json", str(out))
+    run = _run(bench, "--callgrind", *args, "--json", str(out))
     assert run.returncode == 0, run.stderr[-3000:]
-    assert json.loads(out.read_text())["server_instructions_per_game"] > 1_000_000
+    assert json.loads(out.read_text())[figure] > at_least
 
 
 def test_the_legal_equivalence_check_passes_the_same_code_and_fails_another(
