@@ -34,7 +34,8 @@ redis:
 	@test -x /usr/bin/redis-server -a -x /usr/bin/redis-cli || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null; }
 
-# lifecycle_bench.py --callgrind counts the server's instructions under Debian's valgrind.
+# load_bench.py and lifecycle_bench.py --callgrind count the server's instructions under
+# Debian's valgrind.
 valgrind:
 	@test -x /usr/bin/valgrind -a -x /usr/bin/callgrind_control || { apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq valgrind >/dev/null; }

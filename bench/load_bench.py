@@ -149,6 +149,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.rooms is None:
         args.rooms = 500 if args.mode == "closed" else 2000
+    if args.callgrind and (args.url or args.workers_server > 1):
+        # valgrind runs the server it starts, and not that process's children
+        p.error("--callgrind counts a server the bench starts, as one process")
     return args
 
 
@@ -342,7 +345,7 @@ def callgrind(server: Server, *request: str) -> None:
     write out what it counted (``--dump``)."""
     assert server.proc is not None
     command = ["callgrind_control", *request, str(server.proc.pid)]
-    subprocess.run(command, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
 
 
 def instructions(server: Server) -> int:
@@ -835,6 +838,8 @@ def main(argv: list[str] | None = None) -> int:
         for pipe in pipes:
             pipe.send((start, end))
         time.sleep(max(0.0, start - time.monotonic()))
+        if args.callgrind:  # counting from the window's start, as the acks are
+            callgrind(server, "-i", "on")
         spy = None
         if args.profile and "server" in pids:
             exe = Path(sys.executable).with_name("py-spy")
@@ -849,15 +854,13 @@ def main(argv: list[str] | None = None) -> int:
             )
         metrics0 = scrape(url)
         nodes0 = server.cluster_stats()
-        if args.callgrind:
-            callgrind(server, "-i", "on")
         cpu0 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         time.sleep(max(0.0, end - time.monotonic()))
-        cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
-        if args.callgrind:
+        if args.callgrind:  # to the window's end
             callgrind(server, "--dump")
             callgrind(server, "-i", "off")
+        cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         nodes1 = server.cluster_stats()
         gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         rss_after = {k: sum(map(rss_kb, p)) for k, p in pids.items()}

@@ -41,7 +41,8 @@ class ServiceApp:
     messages, all interpreted, once per socket and a game has three (docs/performance.md,
     thirteenth session). The endpoint needs none of it: it answers bad input itself, in
     frames (docs/protocol.md), and raises no ``WebSocketException`` for Starlette to turn
-    into a close; what it does raise reaches uvicorn as it did through Starlette."""
+    into a close; what it does raise reaches uvicorn as it did through Starlette. (The path is
+    compared whole: ``olympus serve`` sets no ``root_path``.)"""
 
     def __init__(self, starlette: Starlette) -> None:
         self.starlette = starlette

@@ -305,8 +305,8 @@ async def websocket_endpoint(ws: WebSocket) -> None:
     try:
         # A task of its own: the connection's coroutine is resumed at each await it makes
         # (a frame in, an append), and resumed through this one it would also resume every
-        # interpreted frame of the ASGI stack above (uvicorn, Starlette's middleware and
-        # routing). Cancelling this coroutine cancels the task it waits for.
+        # interpreted frame of the ASGI stack above (uvicorn's, its proxy headers middleware,
+        # app.ServiceApp). Cancelling this coroutine cancels the task it waits for.
         await asyncio.get_running_loop().create_task(connection.run())
     finally:
         services.connections.discard(connection)

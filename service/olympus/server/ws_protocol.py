@@ -39,7 +39,9 @@ websocket's opening request with httptools, then writes it out again as bytes fo
 protocol, where websockets parses it a second time, in Python (its parser is generators reading
 lines), before its ``accept`` checks the handshake. Here the request goes over as httptools
 parsed it (``WriteFrameProtocol.upgrade``): websockets' ``Request`` made of the parsed method,
-target and headers, checked by the same ``accept``.
+target and headers, checked by the same ``accept``. One answer differs: a request with a body
+gets a 400, where uvicorn's way left it unanswered (websockets refused it, and the refusal was
+never written).
 
 Everything else (pings, closing) is uvicorn's own.
 """
@@ -266,23 +268,35 @@ class UpgradeProtocol(HttpToolsProtocol):
         if ws_class is None or not issubclass(ws_class, WriteFrameProtocol):
             super().handle_websocket_upgrade()  # the bytes, for websockets to parse
             return
+        request = self._opening_request()
+        if request is None:
+            # uvicorn's way left such a request unanswered: websockets refuses it, and the
+            # refusal was never written. A clear one here.
+            self.send_400_response("A websocket's opening request has no body.")
+            return
         self.connections.discard(self)
         protocol = ws_class(
             config=self.config, server_state=self.server_state, app_state=self.app_state
         )
         protocol.connection_made(self.transport)
-        protocol.upgrade(self._opening_request())
+        protocol.upgrade(request)
         self.transport.set_protocol(protocol)
 
-    def _opening_request(self) -> Request:
+    def _opening_request(self) -> Request | None:
         """The request as websockets' parser gives it (``Request.parse``) of the bytes uvicorn
-        writes out: the method, the target, the headers, and HTTP/1.1 whatever the client
-        said; header values in ISO-8859-1, as websockets reads them. What that parser refuses
-        does not come here: httptools refuses a target that is not ASCII (uvicorn answers
-        400) and reports no upgrade of a request with a body. The method is checked by
-        websockets' ``accept``, as before."""
+        writes out: the method, the target, the headers (their values without the spaces and
+        tabs around them, in ISO-8859-1), and HTTP/1.1 whatever the client said. None for a
+        request with a body (a ``Content-Length`` other than 0, a ``Transfer-Encoding``),
+        which that parser refuses. httptools has refused what else it would: a target that
+        is not ASCII, a malformed line. The method is checked by websockets' ``accept``, as
+        before. (websockets' limits of 128 headers and 8 KiB lines are not applied: on
+        uvicorn's way their refusals were never written either, and the HTTP routes have no
+        such limits.)"""
         headers = Headers()
-        for name, value in self.headers:  # names lowercased by uvicorn; Headers ignore case
+        for name, raw in self.headers:  # names lowercased by uvicorn; Headers ignore case
+            value = raw.strip(b" \t")
+            if name == b"transfer-encoding" or (name == b"content-length" and value != b"0"):
+                return None
             headers[name.decode("latin-1")] = value.decode("latin-1")
         return Request(self.url.decode("ascii"), headers, self.scope["method"])
 
