@@ -35,7 +35,7 @@ from typing import Any
 import httpx
 import msgpack
 import redis
-from load_bench import CLK_TCK, Server, callgrind, cpu_ticks, instructions, unpack
+from load_bench import CLK_TCK, Server, cpu_ticks, start_counting, stop_counting, unpack
 from load_bench import parse_args as load_bench_args
 from websockets.asyncio.client import connect
 
@@ -98,22 +98,20 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
 
         await asyncio.gather(*(one() for _ in range(args.warmup)))
         if args.callgrind:
-            callgrind(server, "-i", "on")
+            start_counting(server)
         before = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran_before, start = commands(), time.perf_counter()
         await asyncio.gather(*(one() for _ in range(args.games)))
         seconds = time.perf_counter() - start
         after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
-        if args.callgrind:
-            callgrind(server, "--dump")
-            callgrind(server, "-i", "off")
+        counted = stop_counting(server) if args.callgrind else None
     cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
-    counted = {}
-    if args.callgrind:
-        counted["server_instructions_per_game"] = round(instructions(server) / args.games)
+    per_game = {}
+    if counted is not None:
+        per_game["server_instructions_per_game"] = round(counted / args.games)
     return {
-        **counted,
+        **per_game,
         "games": args.games,
         "concurrency": args.concurrency,
         "games_per_s": round(args.games / seconds, 1),

@@ -340,20 +340,25 @@ class Server:
 CALLGRIND_OUT = "callgrind.out"
 
 
-def callgrind(server: Server, *request: str) -> None:
-    """Ask the server's callgrind to switch counting on or off (``-i on``, ``-i off``), or to
-    write out what it counted (``--dump``)."""
-    assert server.proc is not None
-    command = ["callgrind_control", *request, str(server.proc.pid)]
-    subprocess.run(command, check=True, capture_output=True, timeout=300)
+def start_counting(server: Server) -> None:
+    """Switch the count of the server's callgrind on (``Server.under_callgrind``)."""
+    _callgrind(server, "-i", "on")
 
 
-def instructions(server: Server) -> int:
-    """The instructions in callgrind's dump (``--dump`` writes ``<out file>.1``): counted only
-    while counting was on."""
+def stop_counting(server: Server) -> int:
+    """Switch it off; the instructions counted since ``start_counting``, from the dump it
+    writes (``<out file>.1``)."""
+    _callgrind(server, "--dump")
+    _callgrind(server, "-i", "off")
     dump = server.work / f"{CALLGRIND_OUT}.1"
     totals = [line for line in dump.read_text().splitlines() if line.startswith("totals:")]
     return int(totals[0].split()[1])
+
+
+def _callgrind(server: Server, *request: str) -> None:
+    assert server.proc is not None
+    command = ["callgrind_control", *request, str(server.proc.pid)]
+    subprocess.run(command, check=True, capture_output=True, timeout=300)
 
 
 # -- the load generator --------------------------------------------------------------------------
@@ -839,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
             pipe.send((start, end))
         time.sleep(max(0.0, start - time.monotonic()))
         if args.callgrind:  # counting from the window's start, as the acks are
-            callgrind(server, "-i", "on")
+            start_counting(server)
         spy = None
         if args.profile and "server" in pids:
             exe = Path(sys.executable).with_name("py-spy")
@@ -857,9 +862,7 @@ def main(argv: list[str] | None = None) -> int:
         cpu0 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         gen0 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
         time.sleep(max(0.0, end - time.monotonic()))
-        if args.callgrind:  # to the window's end
-            callgrind(server, "--dump")
-            callgrind(server, "-i", "off")
+        counted = stop_counting(server) if args.callgrind else None  # to the window's end
         cpu1 = {k: sum(map(cpu_ticks, p)) for k, p in pids.items()}
         nodes1 = server.cluster_stats()
         gen1 = {w: cpu_ticks(p.pid) for w, p in enumerate(procs)}
@@ -915,9 +918,9 @@ def main(argv: list[str] | None = None) -> int:
         "next_legal_p50_ms": round(percentile(legal_ms, 50), 2),
         "next_legal_p99_ms": round(percentile(legal_ms, 99), 2),
     }
-    if args.callgrind:
-        counted = instructions(server) / stats.acked if stats.acked else None
-        headline["server_instructions_per_command"] = counted and round(counted)
+    if counted is not None:
+        per_command = round(counted / stats.acked) if stats.acked else None
+        headline["server_instructions_per_command"] = per_command
     out = {
         **headline,
         "mode": args.mode,

@@ -222,7 +222,7 @@ async def test_frames_in_are_read_as_websockets_reads_them(
                 assert received == [p if first == BINARY else p.decode() for first, p in data]
             pong = await client.ping(b"still there")
             await asyncio.wait_for(pong, 30)
-        assert read_directly == [True, *[True] * len(SMALL), False, False, *[True] * len(SMALL)]
+        assert read_directly == [True] * (1 + len(SMALL)) + [False, False] + [True] * len(SMALL)
     finally:
         await server.aclose()
 
