@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import pickle
 import random
+from collections.abc import Iterable
 from dataclasses import replace
 from functools import cache
 from itertools import combinations, product
@@ -40,7 +41,7 @@ from olympus.rules import (
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
-from olympus.rules.characters import CHARACTERS, ORDER
+from olympus.rules.characters import BY_NAME, CHARACTERS, ORDER
 
 GAMES = 12
 MAX_COMMANDS = 300
@@ -172,19 +173,29 @@ def test_walks_cost_what_execute_charges() -> None:
 
 
 def test_occupancy_index_answers_like_a_scan() -> None:
-    """The index gives the answers of a scan of the positions, and it stays with its state:
-    not copied to the next state, not pickled, not compared, not shown."""
+    """The index gives the answers of a scan, and both the answers by their definition (R1
+    order); the index stays with its state: not copied to the next state, not pickled, not
+    compared, not shown."""
     regions = range(len(BOARD.regions))
     for state in positions()[::5]:
         scanned = state.evolved({})  # a copy without the index: its questions scan
         indexed = state.evolved({})
         indexed.occupancy  # noqa: B018 -- build it
         assert getattr(scanned, "_occupancy", None) is None
+        def r1(units: Iterable[str]) -> list[str]:  # the answer by its definition
+            return sorted(units, key=ORDER.__getitem__)
+
+        at = state.positions
         for faction in Faction:
-            assert indexed.units_of(faction) == scanned.units_of(faction)
+            own = r1(u for u in at if BY_NAME[u].faction is faction)
+            assert indexed.units_of(faction) == scanned.units_of(faction) == own
             for region in regions:
-                assert indexed.units_in(region) == scanned.units_in(region)
-                assert indexed.units_in(region, faction) == scanned.units_in(region, faction)
+                here = r1(u for u, r in at.items() if r == region)
+                assert indexed.units_in(region) == scanned.units_in(region) == here
+                assert indexed.occupied(region) is scanned.occupied(region) is bool(here)
+                ours = [u for u in here if u in own]
+                assert indexed.units_in(region, faction) == ours
+                assert scanned.units_in(region, faction) == ours
                 assert indexed.count_in(region, faction) == scanned.count_in(region, faction)
         assert indexed == scanned and repr(indexed) == repr(scanned)
         for copy in (

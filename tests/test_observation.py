@@ -490,3 +490,21 @@ def test_the_succession_is_observed() -> None:
         assert shown["eliminated"] == ["Hades"]
         names = {u["name"] for u in shown["units"] if u["side"] == "chthonians"}
         assert names == {"Persephone", None}  # Nyx stays hidden
+
+
+def test_an_event_observed_from_its_dict_made_once() -> None:
+    """The room makes an event's dict once for its three audiences (``data``): each audience
+    gets what it would get without it, and the dict given is left as it was (the next
+    audience's is copied from it), in every event of random games, spectators included."""
+    rng = random.Random(17)
+    kinds = set()
+    for _ in range(3):
+        events, _final, _ = play_random_game(rng, max_commands=200)
+        for event, before, after in _folded(GameState(), events):
+            data = ev.to_dict(event)
+            for seat in (_O, _C, None):
+                shared = observe_event(event, seat, before, after, data)
+                assert shared == observe_event(event, seat, before, after)
+                assert data == ev.to_dict(event)
+            kinds.add(event.TYPE)
+    assert {"units_moved", "units_hidden", "setup_submitted", "combat_committed"} <= kinds

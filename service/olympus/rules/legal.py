@@ -348,7 +348,7 @@ def _destination_moves(
         if isinstance(plan, Refusal):
             continue
         found.append(_move_action(variant, group.mask, reveal, plan.honor, plan.energy))
-        if group.walks and not state.units_in(to):
+        if group.walks and not state.occupied(to):
             _extra_steps(found, state, plan, group.mask, reveal)
 
 

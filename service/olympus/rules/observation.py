@@ -48,9 +48,16 @@ def _unit(state: GameState, seat: Seat, unit: str) -> View:
     return entry
 
 
+def _shown_order(entry: View) -> tuple[str, int, int]:
+    """Units are shown by side, region and token: public facts, whoever they are (R7)."""
+    return (entry["side"], entry["region"], entry["token"])
+
+
 def _units(state: GameState, seat: Seat, units: tuple[str, ...] | list[str]) -> list[View]:
     entries = [_unit(state, seat, u) for u in units]
-    return sorted(entries, key=lambda e: (e["side"], e["region"], e["token"]))
+    if len(entries) > 1:  # most events show one unit: nothing to order
+        entries.sort(key=_shown_order)
+    return entries
 
 
 def _commitment(state: GameState, seat: Seat, faction: Faction) -> View | None:
@@ -119,13 +126,21 @@ def _tokens(state: GameState, units: tuple[str, ...]) -> list[int]:
     return sorted(state.tokens[u] for u in units)
 
 
-def observe_event(event: ev.Event, seat: Seat, before: GameState, after: GameState) -> View | None:
+def observe_event(
+    event: ev.Event,
+    seat: Seat,
+    before: GameState,
+    after: GameState,
+    data: View | None = None,
+) -> View | None:
     """The event as ``seat`` receives it, or None when it has nothing to learn from it.
 
     ``before``/``after`` are the states around the event. Whether an event is sent depends on
-    public facts only, so the count of a seat's messages never tells a secret.
+    public facts only, so the count of a seat's messages never tells a secret. ``data``, if
+    given, is ``ev.to_dict(event)`` made once for every audience (the room observes each event
+    for three): it is copied, not changed.
     """
-    data = ev.to_dict(event)
+    data = ev.to_dict(event) if data is None else dict(data)
     if isinstance(event, ev.GameCreated):
         data.pop("token_seed")
         return data
@@ -150,7 +165,7 @@ def observe_event(event: ev.Event, seat: Seat, before: GameState, after: GameSta
         data["units"] = _units(after, seat, event.units)
         data.pop("tokens")
         return data
-    if isinstance(event, ev.UnitsMoved | ev.UnitsRetreated):
+    if isinstance(event, (ev.UnitsMoved, ev.UnitsRetreated)):  # a tuple: a union is made per call
         data["units"] = _units(after, seat, event.units)
         return data
     if isinstance(event, ev.LeaderSucceeded):

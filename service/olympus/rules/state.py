@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from .board import BOARD
-from .characters import BY_NAME, CHARACTERS, ORDER, Faction
+from .characters import BY_NAME, CHARACTERS, Faction
 
 
 class Phase(StrEnum):
@@ -293,28 +293,38 @@ class GameState(Value):
             changes.get("version", self.version),
         )
 
-    # Without the index these scan the positions (plain loops: they run on every event).
+    # Without the index these scan the roster or the positions (plain loops: they run on every
+    # event).
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
         index = self._occupancy
         if index is not None and faction is not None:
             positions = self.positions
             return [u for u in index.of[faction] if positions[u] == region]
-        units = [u for u, r in self.positions.items() if r == region]
-        if faction is not None:
-            units = [u for u in units if BY_NAME[u].faction is faction]
-        if len(units) > 1:
-            units.sort(key=ORDER.__getitem__)
-        return units
+        # the roster is in R1 order: a scan of it needs no sort (combat asks this of its
+        # region several times per position, of both sides)
+        positions = self.positions
+        return [
+            u
+            for u, side in _ROSTER
+            if (faction is None or side is faction) and positions.get(u, -1) == region
+        ]
 
     def units_of(self, faction: Faction) -> list[str]:
         """A side's units on the board, in R1 order."""
         index = self._occupancy
         if index is not None:
             return list(index.of[faction])
-        units = [u for u in self.positions if BY_NAME[u].faction is faction]
-        units.sort(key=ORDER.__getitem__)
-        return units
+        positions = self.positions
+        return [u for u, side in _ROSTER if side is faction and u in positions]
+
+    def occupied(self, region: int) -> bool:
+        """Whether any unit stands in ``region``."""
+        index = self._occupancy
+        if index is not None:
+            counts = index.counts
+            return counts[Faction.OLYMPIANS][region] + counts[Faction.CHTHONIANS][region] > 0
+        return region in self.positions.values()
 
     def count_in(self, region: int, faction: Faction) -> int:
         index = self._occupancy

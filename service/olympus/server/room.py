@@ -319,8 +319,9 @@ class RoomRuntime:
             # Most events read alike for every audience: packed once, the bytes shared.
             last: protocol.Message | None = None
             packed = b""
+            data = to_dict(event)
             for audience, feed in self.feeds.items():
-                message = observe_event(event, audience, before, after)
+                message = observe_event(event, audience, before, after, data)
                 if message is None:
                     continue
                 if message != last:

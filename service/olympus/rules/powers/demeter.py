@@ -25,7 +25,7 @@ class Demeter(Power):
         return (
             move.units == (self.unit,)
             and BOARD.realm(move.destination) is Realm.UNDERWORLD
-            and not state.units_in(move.destination)
+            and not state.occupied(move.destination)
         )
 
     def after_move(self, d: Decision, move: MoveContext) -> None:
