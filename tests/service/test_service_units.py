@@ -140,7 +140,8 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
     monkeypatch: pytest.MonkeyPatch, held: int
 ) -> None:
     """The room encodes ``legal`` with its actions' entries held encoded across positions
-    (``encoded_actions``): the same bytes as encoding the message anew, in every position of
+    (``encoded_actions``) and the strength terms encoded once for both seats, spliced in
+    (``encode_with``): the same bytes as encoding the message anew, in every position of
     random games, for each seat and codec, also when the held entries are forgotten often."""
     monkeypatch.setattr(protocol, "_HELD_ACTIONS", held)
     monkeypatch.setattr(protocol, "_ENCODED", {name: {} for name in protocol.CODECS})
@@ -154,9 +155,10 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
             extra = {"strength": strength_terms(state)} if state.combat else {}
             for codec in (JSON, MSGPACK):
                 whole = protocol.legal(state.version, actions) | extra
-                spliced = protocol.legal(state.version, []) | extra
-                encoded = protocol.encoded_actions(codec, actions)
-                assert codec.encode_with(spliced, "actions", encoded) == codec.encode(whole)
+                placeholders = protocol.legal(state.version, []) | dict.fromkeys(extra)
+                encoded = {"actions": codec.array(protocol.encoded_actions(codec, actions))}
+                encoded |= {name: codec.encode(value) for name, value in extra.items()}
+                assert codec.encode_with(placeholders, encoded) == codec.encode(whole)
         positions += 1
 
     for k in range(6):

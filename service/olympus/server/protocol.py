@@ -30,6 +30,17 @@ Frame = str | bytes
 # only: one packer serves them all.
 pack: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True).pack
 
+# The keys of the messages ``encode_with`` encodes, packed: a few names, in every frame.
+_PACKED_NAMES: Final[dict[str, bytes]] = {}
+
+
+def _packed_name(name: str) -> bytes:
+    packed = _PACKED_NAMES.get(name)
+    if packed is None:
+        packed = _PACKED_NAMES[name] = pack(name)
+    return packed
+
+
 # Commands only the service may issue (R2 Random Setup, R12 clocks).
 SYSTEM_COMMANDS = frozenset({"draw_random_setup", "timeout"})
 _COMMAND_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
@@ -92,17 +103,19 @@ class Codec:
         """
         return frames[0] if len(frames) == 1 else self.array(frames)
 
-    def encode_with(self, message: Message, key: str, items: list[Frame]) -> Frame:
-        """``encode(message)`` where ``message[key]`` (a placeholder) is the array of
-        ``items``, each an encoded value (``array``); a map of fewer than 16 keys."""
+    def encode_with(self, message: Message, encoded: dict[str, Frame]) -> Frame:
+        """``encode(message)`` where the value of each key in ``encoded`` (a placeholder in
+        ``message``) is that one, already encoded (``array`` of encoded entries, a value
+        shared by several frames); a map of fewer than 16 keys."""
         if self.binary:
             parts: list[bytes] = [bytes([0x80 | len(message)])]
             for name, value in message.items():
-                parts.append(pack(name))
-                parts.append(cast(bytes, self.array(items)) if name == key else pack(value))
+                parts.append(_packed_name(name))
+                given = encoded.get(name)
+                parts.append(pack(value) if given is None else cast(bytes, given))
             return b"".join(parts)
         fields = [
-            json.dumps(name) + ":" + cast(str, self.array(items) if name == key else self.encode(v))
+            json.dumps(name) + ":" + cast(str, encoded[name] if name in encoded else self.encode(v))
             for name, v in message.items()
         ]
         return "{" + ",".join(fields) + "}"
@@ -167,7 +180,8 @@ def legal(
     During a combat the room adds both sides' ``strength`` while they commit
     (rules.strength_terms), and what follows each removal to the side choosing one
     (``after_removal``, rules.removal_outcomes). The room encodes it with its actions
-    already encoded (``encoded_actions``, ``Codec.encode_with``)."""
+    already encoded (``encoded_actions``, ``Codec.encode_with``), and its ``strength``
+    (the same in both seats' frames) encoded once."""
     message: Message = {"type": "legal", "seq": seq, "actions": [action(a) for a in actions]}
     if setup is not None:
         message["setup"] = {

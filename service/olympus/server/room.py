@@ -31,7 +31,6 @@ from olympus.rules import (
     IllegalCommand,
     Phase,
     decode,
-    encode,
     evolve,
     execute_steps,
     legal_actions,
@@ -41,7 +40,7 @@ from olympus.rules import (
     strength_terms,
     waiting_reason,
 )
-from olympus.rules.events import stored_dict, to_dict
+from olympus.rules.events import encode_dict, stored_dict, to_dict
 from olympus.rules.observation import observe_event, view
 from olympus.store import (
     EventStore,
@@ -110,14 +109,15 @@ def _id_reused() -> CommandRejected:
 @dataclass(frozen=True, slots=True)
 class NewEvent:
     """An event to fold: its version, the event and its encoding; for our own append's, also
-    the state after it (``execute_steps``) and its chain (the append's), which folding would
-    otherwise compute again."""
+    the state after it (``execute_steps``), its chain (the append's) and its ``to_dict``
+    (``fields``, which ``data`` packs), which folding would otherwise compute again."""
 
     version: int
     event: Event
     data: bytes
     after: GameState | None = None
     chain: str | None = None
+    fields: dict[str, Any] | None = None
 
     def __init__(
         self,
@@ -126,6 +126,7 @@ class NewEvent:
         data: bytes,
         after: GameState | None = None,
         chain: str | None = None,
+        fields: dict[str, Any] | None = None,
     ) -> None:
         """Spelled out, as ``GameState.__init__`` is and for its reason: one is made per
         event."""
@@ -134,6 +135,7 @@ class NewEvent:
         object.__setattr__(self, "data", data)
         object.__setattr__(self, "after", after)
         object.__setattr__(self, "chain", chain)
+        object.__setattr__(self, "fields", fields)
 
 
 class HeldLog:
@@ -221,7 +223,12 @@ class RoomRuntime:
         self.gone = False
         self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame]] = {}
         self._over_frames: dict[str, Frame] = {}
-        self._strength_of: tuple[GameState | None, dict[str, Any] | None] = (None, None)
+        # Both sides' strength terms as of a state, and encoded per codec (``_strength``).
+        self._strength_of: tuple[GameState | None, dict[str, Any] | None, dict[str, Frame]] = (
+            None,
+            None,
+            {},
+        )
         self._dirty = False
         self._catch_up: asyncio.Task[None] | None = None
         self._hint_at = 0.0
@@ -316,16 +323,20 @@ class RoomRuntime:
                 raise RuntimeError(f"room {self.room_id}: gap before event {version}")
             before = self.state
             after = evolve(before, event) if new.after is None else new.after
-            # Most events read alike for every audience: packed once, the bytes shared.
+            # Most events read alike for every audience: packed once, the bytes shared. Ours
+            # were packed for the store from this very dict: an audience shown the event as
+            # it is gets those bytes (an event read back may be of an older version).
             last: protocol.Message | None = None
             packed = b""
-            data = to_dict(event)
+            data = to_dict(event) if new.fields is None else new.fields
             for audience, feed in self.feeds.items():
                 message = observe_event(event, audience, before, after, data)
                 if message is None:
                     continue
                 if message != last:
-                    last, packed = message, protocol.pack(message)
+                    last = message
+                    same = new.fields is not None and message == data
+                    packed = new.data if same else protocol.pack(message)
                 feed.append(version, packed)
             self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
             self.chain = chain_next(self.chain, new.data) if new.chain is None else new.chain
@@ -370,23 +381,31 @@ class RoomRuntime:
             actions = legal_actions(state, seat)
             setup = None if actions else setup_options(state, seat)
             waiting = None if actions or setup else waiting_reason(state, seat)
-            # its actions are encoded apart and spliced in, below
+            # its actions (and strength) are encoded apart and spliced in, below
             message = protocol.legal(self.feeds[seat].seq, [], setup=setup, waiting=waiting)
-            if (strength := self._strength()) is not None:
-                message["strength"] = strength
+            spliced = {"actions": codec.array(protocol.encoded_actions(codec, actions))}
+            if (strength := self._strength(codec)) is not None:
+                message["strength"] = None
+                spliced["strength"] = strength
             if (outcomes := removal_outcomes(state, seat)) is not None:
                 message["after_removal"] = outcomes
-            encoded = protocol.encoded_actions(codec, actions)
-            cached = (self.version, codec.encode_with(message, "actions", encoded))
+            cached = (self.version, codec.encode_with(message, spliced))
             self._legal_frames[key] = cached
         return cached[1]
 
-    def _strength(self) -> dict[str, Any] | None:
-        """Both sides' strength terms now (public: the same in both seats' ``legal``), computed
-        once per state."""
-        if self._strength_of[0] is not self.state:
-            self._strength_of = (self.state, strength_terms(self.state))
-        return self._strength_of[1]
+    def _strength(self, codec: Codec) -> Frame | None:
+        """Both sides' strength terms now, encoded (public: the same in both seats'
+        ``legal``), computed once per state and encoded once per codec; None out of a
+        combat's commitments."""
+        state, terms, encoded = self._strength_of
+        if state is not self.state:
+            state, terms, encoded = self._strength_of = (self.state, strength_terms(self.state), {})
+        if terms is None:
+            return None
+        frame = encoded.get(codec.name)
+        if frame is None:
+            frame = encoded[codec.name] = codec.encode(terms)
+        return frame
 
     def full_log(self) -> list[protocol.Message]:
         """Every event unredacted (JSON-able); only ever sent once the game is over (R7).
@@ -753,7 +772,8 @@ class RoomRuntime:
     ) -> Submitted | None:
         """Append the decided ``events`` (``states``: the state after each) at our version."""
         expected = self.version
-        encoded = [encode(e) for e in events]
+        fields = [to_dict(e) for e in events]
+        encoded = [encode_dict(f) for f in fields]
         start = time.perf_counter()
         try:
             appended = await self.store.append(
@@ -780,7 +800,9 @@ class RoomRuntime:
         first = appended.first_version
         numbered = [  # our chain was given: the append hashed each event's
             NewEvent(first + i, *new)
-            for i, new in enumerate(zip(events, encoded, states, appended.chains, strict=True))
+            for i, new in enumerate(
+                zip(events, encoded, states, appended.chains, fields, strict=True)
+            )
         ]
         self._apply(numbered, time.perf_counter())
         return Submitted(appended.version, duplicate=False)
