@@ -72,12 +72,24 @@ class TurnStarted(Event):
     faction: Faction
     number: int
 
+    def __init__(self, faction: Faction, number: int) -> None:
+        """The dataclass's ``__init__`` spelled out, as for the other events made every
+        command (``UnitsMoved``: why)."""
+        object.__setattr__(self, "faction", faction)
+        object.__setattr__(self, "number", number)
+
 
 @dataclass(frozen=True, slots=True)
 class HonorChanged(Event):
     faction: Faction
     delta: int
     reason: str
+
+    def __init__(self, faction: Faction, delta: int, reason: str) -> None:
+        """Spelled out (``UnitsMoved``: why)."""
+        object.__setattr__(self, "faction", faction)
+        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "reason", reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,10 +98,20 @@ class EnergyChanged(Event):
     delta: int
     reason: str
 
+    def __init__(self, faction: Faction, delta: int, reason: str) -> None:
+        """Spelled out (``UnitsMoved``: why)."""
+        object.__setattr__(self, "faction", faction)
+        object.__setattr__(self, "delta", delta)
+        object.__setattr__(self, "reason", reason)
+
 
 @dataclass(frozen=True, slots=True)
 class UnitsRevealed(Event):
     units: tuple[str, ...]
+
+    def __init__(self, units: tuple[str, ...]) -> None:
+        """Spelled out (``UnitsMoved``: why)."""
+        object.__setattr__(self, "units", units)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +121,11 @@ class UnitsHidden(Event):
     units: tuple[str, ...]
     tokens: dict[str, int]
 
+    def __init__(self, units: tuple[str, ...], tokens: dict[str, int]) -> None:
+        """Spelled out (``UnitsMoved``: why)."""
+        object.__setattr__(self, "units", units)
+        object.__setattr__(self, "tokens", tokens)
+
 
 @dataclass(frozen=True, slots=True)
 class UnitsMoved(Event):
@@ -107,6 +134,26 @@ class UnitsMoved(Event):
     origin: int
     destination: int
     flight: bool = False
+
+    def __init__(
+        self,
+        faction: Faction,
+        units: tuple[str, ...],
+        origin: int,
+        destination: int,
+        flight: bool = False,
+    ) -> None:
+        """The dataclass's own ``__init__``, spelled out as ``GameState.__init__`` is: the
+        generated one stays interpreted even compiled, each field set through
+        ``object.__setattr__`` in Python (about 7,700 instructions for this event), and the
+        events of every move are made per command (and again by ``legal_actions`` for
+        Hermes' walks). The events made less often keep the generated one.
+        tests/test_events_codec.py holds each spelled-out one to its fields."""
+        object.__setattr__(self, "faction", faction)
+        object.__setattr__(self, "units", units)
+        object.__setattr__(self, "origin", origin)
+        object.__setattr__(self, "destination", destination)
+        object.__setattr__(self, "flight", flight)
 
 
 @dataclass(frozen=True, slots=True)
