@@ -174,6 +174,7 @@ def strength_terms(state: GameState) -> dict[str, Any] | None:
     commitment form (protocol.md, "Combat strength"). None otherwise. Public facts only."""
     if state.combat is None or state.pending:
         return None
+    state.occupancy  # noqa: B018 -- build the index: the terms ask a few dozen questions of it
     terms = {}
     for faction, strength in strengths(state).items():
         most = energy_limit(state, faction)

@@ -514,11 +514,13 @@ def lists_nothing(state: GameState, side: Faction) -> bool:
 def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
     if lists_nothing(state, side):
         return []
+    # Build the index: listing the moves asks hundreds of questions of the state, listing the
+    # commitments a few dozen of the combat's region.
+    state.occupancy  # noqa: B018
     if state.pending:
         return _choices(state, side)
     if state.phase is Phase.COMBAT:
         return _commitments(state, side)
-    state.occupancy  # noqa: B018 -- build the index: listing the moves asks hundreds of questions
     return _moves(state, side) + _instead_of_moving(state, side)
 
 

@@ -130,15 +130,16 @@ REGIONS: Final = len(BOARD.regions)
 
 class Occupancy:
     """Who stands where in one state, per side in R1 order: ``units_of`` and ``count_in`` as
-    lookups, and ``units_in`` of a side as a scan of that side's units only, for code that
-    asks them many times of one state (``legal_actions`` asks hundreds).
+    lookups, and ``units_in`` as a scan of the units on the board (of a side: of that side's
+    only), for code that asks them many times of one state (``legal_actions`` asks hundreds).
     ``counts[faction][region]`` is the number of the side's units in the region: the question
     every candidate move asks twice. Read-only once built (a plain class with slots: the
     cheapest to build, interpreted or compiled; states of Hermes' walks build one each)."""
 
-    __slots__ = ("counts", "of")
+    __slots__ = ("counts", "of", "on_board")
 
     def __init__(self, positions: dict[str, int]) -> None:
+        on_board: list[str] = []
         olympians: list[str] = []
         chthonians: list[str] = []
         on_olympus = [0] * REGIONS
@@ -146,12 +147,14 @@ class Occupancy:
         for unit, faction in _ROSTER:
             region = positions.get(unit)
             if region is not None:
+                on_board.append(unit)
                 if faction is Faction.OLYMPIANS:
                     olympians.append(unit)
                     on_olympus[region] += 1
                 else:
                     chthonians.append(unit)
                     below[region] += 1
+        self.on_board = on_board  # both sides', in R1 order
         self.of = {Faction.OLYMPIANS: olympians, Faction.CHTHONIANS: chthonians}
         self.counts = {Faction.OLYMPIANS: on_olympus, Faction.CHTHONIANS: below}
 
@@ -298,12 +301,11 @@ class GameState(Value):
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
         index = self._occupancy
-        if index is not None and faction is not None:
-            positions = self.positions
-            return [u for u in index.of[faction] if positions[u] == region]
-        # the roster is in R1 order: a scan of it needs no sort (combat asks this of its
-        # region several times per position, of both sides)
         positions = self.positions
+        if index is not None:
+            units = index.on_board if faction is None else index.of[faction]
+            return [u for u in units if positions[u] == region]
+        # the roster is in R1 order: a scan of it needs no sort
         return [
             u
             for u, side in _ROSTER
