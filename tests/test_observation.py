@@ -29,6 +29,7 @@ the shuffle itself is fair is checked on its own (test_fresh_tokens_do_not_follo
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import random
@@ -502,9 +503,10 @@ def test_an_event_observed_from_its_dict_made_once() -> None:
         events, _final, _ = play_random_game(rng, max_commands=200)
         for event, before, after in _folded(GameState(), events):
             data = ev.to_dict(event)
+            kept = copy.deepcopy(data)  # (``to_dict`` shares the event's own dicts)
             for seat in (_O, _C, None):
                 shared = observe_event(event, seat, before, after, data)
                 assert shared == observe_event(event, seat, before, after)
-                assert data == ev.to_dict(event)
+                assert data == kept
             kinds.add(event.TYPE)
     assert {"units_moved", "units_hidden", "setup_submitted", "combat_committed"} <= kinds

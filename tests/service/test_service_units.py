@@ -22,8 +22,11 @@ from olympus.rules import (
     encode,
     execute,
     legal_actions,
+    removal_outcomes,
     replay,
+    setup_options,
     strength_terms,
+    waiting_reason,
 )
 from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
 from olympus.rules.events import decode
@@ -432,6 +435,43 @@ class Socket:
 
     def close(self, code: int, reason: str) -> None:
         pass
+
+
+@pytest.mark.parametrize("options", [Options(), Options(open_combat=True)], ids=repr)
+async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
+    store: EventStore, settings: Settings, options: Options
+) -> None:
+    """The ``legal`` frame a seat gets after each command, in either codec, is its message
+    made anew from the rules (actions, setup, waiting, both sides' strength terms during a
+    combat's commitments, what follows each removal), although the room splices in entries
+    held encoded and encodes the strength terms once for both seats and codecs."""
+    room, rng = await _set_up_room(store, settings, f"legal{options.open_combat:d}", options, 5)
+    sockets = [Socket(seat, codec) for seat in Faction for codec in (JSON, MSGPACK)]
+    for socket in sockets:
+        room.attach(socket, None, None)
+    combats = 0
+    for n in range(300):
+        action = bots.choose(rng, room.state)
+        if action is None:
+            break
+        await room.submit(action.command, f"c{n}")
+        if room.over:  # the last frame is ``game_over``
+            break
+        state = room.state
+        combats += (terms := strength_terms(state)) is not None
+        for socket in sockets:
+            seat = socket.audience
+            assert seat is not None
+            actions = legal_actions(state, seat)
+            setup = None if actions else setup_options(state, seat)
+            waiting = None if actions or setup else waiting_reason(state, seat)
+            message = protocol.legal(room.feeds[seat].seq, actions, setup, waiting)
+            if terms is not None:
+                message["strength"] = terms
+            if (outcomes := removal_outcomes(state, seat)) is not None:
+                message["after_removal"] = outcomes
+            assert socket.frames[-1] == socket.codec.encode(message)
+    assert combats > 0
 
 
 async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(

@@ -171,9 +171,10 @@ class GameState(Value):
     (``legal_actions`` does), never compared, shown, pickled (``Value``: not a constructor
     argument) or copied to the next state
     (``evolved``, ``dataclasses.replace``), and the snapshot codec leaves it out (``FACTS``).
-    Until it is built, ``units_in``, ``units_of`` and ``count_in`` scan the positions, which is
-    cheaper for the states that are asked only a question or two (most states ``execute`` and
-    replay go through). A plain frozen dataclass, so that mypyc compiles it to a native class.
+    Until it is built, ``units_in`` and ``units_of`` scan the roster and ``count_in`` and
+    ``occupied`` the positions, which is cheaper for the states that are asked only a question
+    or two (most states ``execute`` and replay go through). A plain frozen dataclass, so that
+    mypyc compiles it to a native class.
     """
 
     options: Options = Options()
