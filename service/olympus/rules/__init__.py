@@ -23,7 +23,9 @@ from .events import Event, decode, encode
 from .evolve import evolve, replay
 from .legal import (
     LegalAction,
+    Listing,
     legal_actions,
+    list_legal,
     lists_nothing,
     random_legal_action,
     waiting_reason,
@@ -46,6 +48,7 @@ __all__ = [
     "GameState",
     "IllegalCommand",
     "LegalAction",
+    "Listing",
     "Maneuver",
     "Options",
     "Phase",
@@ -59,6 +62,7 @@ __all__ = [
     "execute",
     "execute_steps",
     "legal_actions",
+    "list_legal",
     "lists_nothing",
     "parse_command",
     "random_legal_action",

@@ -146,9 +146,7 @@ class LegalAction:
             move = self._move
             if move is not None:
                 mask = self._mask or _units_mask(move[0])  # (made without its group's)
-                key = _move_key(mask, move, self.honor, self.energy)
-                if key is None:  # beyond the packed ranges
-                    key = (move, self.honor, self.energy)
+                key = listed_move_key(mask, move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
@@ -205,19 +203,11 @@ _COMMIT_GIVEN: Final[tuple[str, ...]] = ("maneuver", "energy", "reveal")
 _MOVE: Final = cmd.Move  # read once per listed move: a constant, not a module attribute
 
 
-def _move_action(
-    move: MoveContext,
-    mask: int,
-    reveal: tuple[str, ...],
-    honor: int,
-    energy: int,
-    steps: tuple[int, ...] = (),
-) -> LegalAction:
-    """The listed ``cmd.Move`` of ``move``, whose units are those of ``mask``
-    (``_units_mask``), as a client sends it."""
-    fields = (move.units, move.destination, move.flight, reveal, move.use_power, steps)
-    given = _WALK_GIVEN if steps else _MOVE_GIVEN
-    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, mask)
+def _move_fields(
+    move: MoveContext, reveal: tuple[str, ...], steps: tuple[int, ...] = ()
+) -> MoveFields:
+    """The listed ``cmd.Move`` of ``move``'s fields, as a client sends them."""
+    return (move.units, move.destination, move.flight, reveal, move.use_power, steps)
 
 
 # A listed move's key (``LegalAction.key``) packs its fields and costs into the bits of one
@@ -271,6 +261,44 @@ def _move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> int | N
     )
 
 
+def listed_move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> object:
+    """``LegalAction.key`` of the listed move of ``fields`` and costs (``mask``: its units'
+    bits): the packed int, or beyond its ranges the tuple of its fields and costs."""
+    key = _move_key(mask, fields, honor, energy)
+    return (fields, honor, energy) if key is None else key
+
+
+def listed_move(
+    move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+) -> LegalAction:
+    """The ``LegalAction`` of a listed move (``Listing.move``)."""
+    given = _WALK_GIVEN if fields[5] else _MOVE_GIVEN
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, mask)
+
+
+class Listing:
+    """Where a listing puts what it finds, in order: ``legal_actions`` keeps the actions.
+
+    A caller that reads only each listed move's key (the service's ``legal`` frame looks up
+    an entry encoded before by it) derives its own ``Listing`` and takes ``move``'s fields
+    as they come: making, keying and freeing a ``LegalAction`` per move cost about 1,200
+    instructions of the ~8,800 a listed move costs in all (docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self.actions: list[LegalAction] = []
+
+    def move(
+        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+    ) -> None:
+        """A legal move: ``move`` judged, ``mask`` its units' bits (``_units_mask``),
+        ``fields`` its listed fields (``MoveFields``), and its costs."""
+        self.actions.append(listed_move(move, mask, fields, honor, energy))
+
+    def extend(self, actions: list[LegalAction]) -> None:
+        """Legal actions other than moves."""
+        self.actions += actions
+
+
 def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
     """Hidden units that might be revealed for a move: the same for every candidate move."""
     hidden = [u for u in state.units_of(side) if u not in state.revealed]
@@ -317,18 +345,16 @@ def _destinations(origin: int, fly: bool) -> tuple[int, ...]:
     return _FLIGHTS[origin] if fly else _STEPS[origin]
 
 
-def _moves(state: GameState, side: Faction) -> list[LegalAction]:
-    actions: list[LegalAction] = []
+def _moves(listing: Listing, state: GameState, side: Faction) -> None:
     revealers = _revealers(state, side)
     for units, fly in _groups(state, side):
         group = _Group(state, side, units, fly)
         for to in group.destinations:
-            _destination_moves(actions, state, group, to, revealers)
-    return actions
+            _destination_moves(listing, state, group, to, revealers)
 
 
 def _destination_moves(
-    found: list[LegalAction],
+    listing: Listing,
     state: GameState,
     group: _Group,
     to: int,
@@ -347,9 +373,10 @@ def _destination_moves(
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, Refusal):
             continue
-        found.append(_move_action(variant, group.mask, reveal, plan.honor, plan.energy))
+        fields = _move_fields(variant, reveal)
+        listing.move(variant, group.mask, fields, plan.honor, plan.energy)
         if group.walks and not state.occupied(to):
-            _extra_steps(found, state, plan, group.mask, reveal)
+            _extra_steps(listing, state, plan, group.mask, reveal)
 
 
 def _forms(
@@ -370,7 +397,7 @@ def _forms(
 
 
 def _extra_steps(
-    found: list[LegalAction],
+    listing: Listing,
     state: GameState,
     plan: MovePlan,
     mask: int,
@@ -408,7 +435,7 @@ def _extra_steps(
         if isinstance(further, Refusal):
             continue
         honor_, energy_ = honor + further.honor, energy + further.energy
-        found.append(_move_action(plan.move, mask, reveal, honor_, energy_, (step,)))
+        listing.move(plan.move, mask, _move_fields(plan.move, reveal, (step,)), honor_, energy_)
 
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat
@@ -512,16 +539,25 @@ def lists_nothing(state: GameState, side: Faction) -> bool:
 
 
 def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    listing = Listing()
+    list_legal(listing, state, side)
+    return listing.actions
+
+
+def list_legal(listing: Listing, state: GameState, side: Faction) -> None:
+    """``legal_actions`` into ``listing``, in the same order."""
     if lists_nothing(state, side):
-        return []
+        return
     # Build the index: listing the moves asks hundreds of questions of the state, listing the
     # commitments a few dozen of the combat's region.
     state.occupancy  # noqa: B018
     if state.pending:
-        return _choices(state, side)
-    if state.phase is Phase.COMBAT:
-        return _commitments(state, side)
-    return _moves(state, side) + _instead_of_moving(state, side)
+        listing.extend(_choices(state, side))
+    elif state.phase is Phase.COMBAT:
+        listing.extend(_commitments(state, side))
+    else:
+        _moves(listing, state, side)
+        listing.extend(_instead_of_moving(state, side))
 
 
 def waiting_reason(state: GameState, side: Faction) -> str:
@@ -580,8 +616,8 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
         group = judged.get(g)
         if group is None:
             group = judged[g] = _Group(state, side, *groups[g])
-        found: list[LegalAction] = []
-        _destination_moves(found, state, group, to, revealers)
-        if found:
-            return rng.choice(found)
+        listing = Listing()
+        _destination_moves(listing, state, group, to, revealers)
+        if listing.actions:
+            return rng.choice(listing.actions)
     return None

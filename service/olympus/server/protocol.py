@@ -18,8 +18,10 @@ from typing import Any, Final, cast
 import msgpack
 from pydantic import ValidationError
 
-from olympus.rules import Command, Faction, LegalAction, SetupRules, parse_command
+from olympus.rules import Command, Faction, LegalAction, Listing, SetupRules, parse_command
 from olympus.rules.commands import SERVICE_FIELDS
+from olympus.rules.legal import MoveFields, listed_move, listed_move_key
+from olympus.rules.powers import MoveContext
 from olympus.store import command_digest
 
 Message = dict[str, Any]
@@ -218,11 +220,41 @@ def encoded_actions(codec: Codec, actions: list[LegalAction]) -> list[Frame]:
             entries.append(codec.encode(action(a)))
             continue
         if (entry := held.get(key)) is None:
-            if len(held) >= _HELD_ACTIONS:
-                held.clear()
-            entry = held[key] = codec.encode(action(a))
+            entry = _hold(codec, held, key, a)
         entries.append(entry)
     return entries
+
+
+def _hold(codec: Codec, held: dict[object, Frame], key: object, a: LegalAction) -> Frame:
+    """``a``'s entry, encoded and held under ``key`` (all forgotten once too many are)."""
+    if len(held) >= _HELD_ACTIONS:
+        held.clear()
+    entry = held[key] = codec.encode(action(a))
+    return entry
+
+
+class EncodedListing(Listing):
+    """A seat's legal actions as its ``legal`` frame's entries (``encoded_actions``), in
+    order: each move's looked up by its key as the listing finds it, so that no
+    ``LegalAction`` is made for a move whose entry is held (``rules.legal.Listing``)."""
+
+    def __init__(self, codec: Codec) -> None:
+        super().__init__()
+        self.codec = codec
+        self.entries: list[Frame] = []
+
+    def move(
+        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+    ) -> None:
+        held = _ENCODED[self.codec.name]
+        key = listed_move_key(mask, fields, honor, energy)
+        entry = held.get(key)
+        if entry is None:
+            entry = _hold(self.codec, held, key, listed_move(move, mask, fields, honor, energy))
+        self.entries.append(entry)
+
+    def extend(self, actions: list[LegalAction]) -> None:
+        self.entries += encoded_actions(self.codec, actions)
 
 
 def game_over(result: str | None, log: list[Message]) -> Message:

@@ -33,7 +33,7 @@ from olympus.rules import (
     decode,
     evolve,
     execute_steps,
-    legal_actions,
+    list_legal,
     reads_time,
     removal_outcomes,
     setup_options,
@@ -378,12 +378,14 @@ class RoomRuntime:
         cached = self._legal_frames.get(key)
         if cached is None or cached[0] != self.version:
             state = self.state
-            actions = legal_actions(state, seat)
-            setup = None if actions else setup_options(state, seat)
-            waiting = None if actions or setup else waiting_reason(state, seat)
+            listing = protocol.EncodedListing(codec)
+            list_legal(listing, state, seat)
+            listed = listing.entries
+            setup = None if listed else setup_options(state, seat)
+            waiting = None if listed or setup else waiting_reason(state, seat)
             # its actions (and strength) are encoded apart and spliced in, below
             message = protocol.legal(self.feeds[seat].seq, [], setup=setup, waiting=waiting)
-            spliced = {"actions": codec.array(protocol.encoded_actions(codec, actions))}
+            spliced = {"actions": codec.array(listed)}
             if (strength := self._strength(codec)) is not None:
                 message["strength"] = None
                 spliced["strength"] = strength
