@@ -22,6 +22,7 @@ from olympus.rules import (
     encode,
     execute,
     legal_actions,
+    list_legal,
     removal_outcomes,
     replay,
     setup_options,
@@ -143,7 +144,8 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
     monkeypatch: pytest.MonkeyPatch, held: int
 ) -> None:
     """The room encodes ``legal`` with its actions' entries held encoded across positions
-    (``encoded_actions``) and the strength terms encoded once for both seats, spliced in
+    (``encoded_actions``, or as they are listed: ``EncodedListing``, the same entries) and the
+    strength terms encoded once for both seats, spliced in
     (``encode_with``): the same bytes as encoding the message anew, in every position of
     random games, for each seat and codec, also when the held entries are forgotten often."""
     monkeypatch.setattr(protocol, "_HELD_ACTIONS", held)
@@ -159,7 +161,11 @@ def test_a_legal_frame_from_encoded_actions_is_the_message_encoded(
             for codec in (JSON, MSGPACK):
                 whole = protocol.legal(state.version, actions) | extra
                 placeholders = protocol.legal(state.version, []) | dict.fromkeys(extra)
-                encoded = {"actions": codec.array(protocol.encoded_actions(codec, actions))}
+                entries = protocol.encoded_actions(codec, actions)
+                listing = protocol.EncodedListing(codec)  # the room's way: no object per move
+                list_legal(listing, state, seat)
+                assert listing.entries == entries
+                encoded = {"actions": codec.array(entries)}
                 encoded |= {name: codec.encode(value) for name, value in extra.items()}
                 assert codec.encode_with(placeholders, encoded) == codec.encode(whole)
         positions += 1
