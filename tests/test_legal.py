@@ -91,6 +91,17 @@ def test_listed_actions_compare_like_built_ones() -> None:
                 assert LegalAction.of(action.command, action.honor + 1, action.energy) != action
 
 
+def _unspread(key: int) -> int:
+    """The packed fields of a move's key: ``legal._spread`` undone, shift by shift."""
+    for shift in reversed(legal._SPREAD):
+        packed, folded = key, key >> shift
+        while folded:
+            packed ^= folded
+            folded >>= shift
+        key = packed
+    return key
+
+
 def test_a_listed_actions_key_tells_what_it_lists() -> None:
     """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
     actions with equal keys list the same, in every position of the random games for both
@@ -107,7 +118,9 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                 if action.type == "move":
                     assert isinstance(key, int) and 0 <= key < 2**62
                     units = tuple(action.wire["units"])  # the mask its group gave is its units'
-                    assert key & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
+                    packed = _unspread(key)
+                    assert key == legal._spread(packed)
+                    assert packed & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
                     # R1 order, so that the set of units (all the mask holds) tells the tuple
                     assert list(units) == sorted(units, key=ORDER.__getitem__)
                     moves += 1

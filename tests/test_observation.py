@@ -495,10 +495,11 @@ def test_the_succession_is_observed() -> None:
 
 def test_an_event_observed_from_its_dict_made_once() -> None:
     """The room makes an event's dict once for its three audiences (``data``): each audience
-    gets what it would get without it, and the dict given is left as it was (the next
-    audience's is copied from it), in every event of random games, spectators included."""
+    gets what it would get without it, and the dict given is left as it was (an audience
+    shown the event as it is gets that very dict, the room packs it once; another gets a
+    copy with its changes), in every event of random games, spectators included."""
     rng = random.Random(17)
-    kinds = set()
+    kinds, changed = set(), set()
     for _ in range(3):
         events, _final, _ = play_random_game(rng, max_commands=200)
         for event, before, after in _folded(GameState(), events):
@@ -508,5 +509,9 @@ def test_an_event_observed_from_its_dict_made_once() -> None:
                 shared = observe_event(event, seat, before, after, data)
                 assert shared == observe_event(event, seat, before, after)
                 assert data == kept
+                if shared is not None and shared is not data:
+                    assert shared != data  # a copy only where the audience's view differs
+                    changed.add(event.TYPE)
             kinds.add(event.TYPE)
     assert {"units_moved", "units_hidden", "setup_submitted", "combat_committed"} <= kinds
+    assert {"units_moved", "units_hidden", "game_created"} <= changed

@@ -216,6 +216,7 @@ def _move_fields(
 # flags, then Honor and Energy offset by half their range. Below 2**62, an int mypyc keeps
 # unboxed. A move outside these ranges (more than one unit revealed or one further step, a
 # cost beyond ±127) has none, and its key is the tuple of its fields (``LegalAction.key``).
+# The packed bits are then spread (``_spread``) before they make the key.
 _UNIT_BITS: Final = len(ORDER)
 _REGION_BITS: Final = (len(BOARD.regions) + 1).bit_length()
 _UNIT_CODE_BITS: Final = (len(ORDER) + 1).bit_length()
@@ -239,9 +240,25 @@ def _units_mask(units: tuple[str, ...]) -> int:
     return mask
 
 
+# The shifts of ``_spread``: a dict finds an int key by its low bits first (an int's hash is
+# itself), and as packed the low bits are the units', the same for every move of a group: a
+# lookup probed 5.5 slots on average. Folding the high bits into the low ones with these
+# xor-shifts (each a bijection, so distinct keys stay distinct) brings that to 1.4, as for
+# random keys (the moves of 60 games, docs/performance.md).
+_SPREAD: Final[tuple[int, int, int]] = (7, 13, 24)
+
+
+def _spread(packed: int) -> int:
+    """``packed`` with its high bits folded into its low ones, a bijection below 2**62."""
+    a, b, c = _SPREAD
+    packed ^= packed >> a
+    packed ^= packed >> b
+    return packed ^ (packed >> c)
+
+
 def _move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> int | None:
     """``mask`` (``_units_mask`` of the units) with the move's other fields and costs packed
-    above it, or None if one does not fit its range."""
+    above it and spread (``_spread``), or None if one does not fit its range."""
     _, to, fly, reveal, use_power, steps = fields
     if len(reveal) > 1 or len(steps) > 1:
         return None
@@ -249,7 +266,7 @@ def _move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> int | N
         return None
     revealed = ORDER[reveal[0]] + 1 if reveal else 0
     step = steps[0] + 1 if steps else 0
-    return (
+    return _spread(
         mask
         | (to << _TO_AT)
         | (revealed << _REVEAL_AT)

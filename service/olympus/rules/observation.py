@@ -138,40 +138,51 @@ def observe_event(
     ``before``/``after`` are the states around the event. Whether an event is sent depends on
     public facts only, so the count of a seat's messages never tells a secret. ``data``, if
     given, is ``ev.to_dict(event)`` made once for every audience (the room observes each event
-    for three): it is copied, not changed.
+    for three): never changed, and returned itself when ``seat`` sees the event as it is (most
+    events, most audiences: the room then packs it once), so not to be changed by the caller.
     """
-    data = ev.to_dict(event) if data is None else dict(data)
-    if isinstance(event, ev.GameCreated):
-        data.pop("token_seed")
-        return data
     if isinstance(event, ev.RandomSetupDrawn):
         return None
+    data = ev.to_dict(event) if data is None else data
+    seen = _seen(event, seat, before, after)
+    if not seen:
+        return data
+    shown = dict(data)
+    for key, value in seen.items():
+        if value is _HIDDEN:
+            del shown[key]
+        else:
+            shown[key] = value
+    return shown
+
+
+# A field ``_seen`` leaves out of what the seat receives.
+_HIDDEN: Final = object()
+
+
+def _seen(event: ev.Event, seat: Seat, before: GameState, after: GameState) -> View:
+    """What ``seat`` receives of ``event`` in place of its fields (``_HIDDEN``: nothing);
+    empty when it sees the event as it is."""
+    if isinstance(event, ev.GameCreated):
+        return {"token_seed": _HIDDEN}
     if isinstance(event, ev.SetupSubmitted):
-        if seat is not event.faction:
-            data.pop("placements")
-        return data
+        return {} if seat is event.faction else {"placements": _HIDDEN}
     if isinstance(event, ev.SetupRevealed):
-        data["units"] = _units(after, seat, list(after.positions))
-        return data
+        return {"units": _units(after, seat, list(after.positions))}
     if isinstance(event, ev.CombatCommitted):
         if seat is not event.faction and not (seat is not None and sees_commitment(after, seat)):
-            data.pop("maneuver")
-            data.pop("energy")
-        return data
+            return {"maneuver": _HIDDEN, "energy": _HIDDEN}
+        return {}
     if isinstance(event, ev.UnitsRevealed):
-        data["units"] = _units(after, seat, event.units)
-        return data
+        return {"units": _units(after, seat, event.units)}
     if isinstance(event, ev.UnitsHidden):
-        data["units"] = _units(after, seat, event.units)
-        data.pop("tokens")
-        return data
+        return {"units": _units(after, seat, event.units), "tokens": _HIDDEN}
     if isinstance(event, (ev.UnitsMoved, ev.UnitsRetreated)):  # a tuple: a union is made per call
-        data["units"] = _units(after, seat, event.units)
-        return data
+        return {"units": _units(after, seat, event.units)}
     if isinstance(event, ev.LeaderSucceeded):
         if event.leader is not None and not _knows(after, seat, event.leader):
-            data["leader"] = None  # R7: the successor's existence is not news to the enemy
-        return data
+            return {"leader": None}  # R7: the successor's existence is not news to the enemy
+        return {}
     if isinstance(event, ev.UnitEliminated):
-        data["token"] = before.tokens.get(event.unit)
-    return data
+        return {"token": before.tokens.get(event.unit)}
+    return {}

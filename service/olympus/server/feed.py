@@ -71,7 +71,7 @@ class Feed:
             n = self.base + len(frames) + 1
             packed = self._packed[n - self.base - 1]
             if codec.binary:
-                frames.append(_EVENT_HEAD + pack(n) + _EVENT_KEY + packed)
+                frames.append(b"".join((_EVENT_HEAD, pack(n), _EVENT_KEY, packed)))
             else:
                 frames.append(
                     codec.encode(event(n, msgpack.unpackb(packed, raw=False, strict_map_key=False)))

@@ -241,12 +241,13 @@ class EncodedListing(Listing):
     def __init__(self, codec: Codec) -> None:
         super().__init__()
         self.codec = codec
+        self.held = _ENCODED[codec.name]  # (emptied when full, never replaced)
         self.entries: list[Frame] = []
 
     def move(
         self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        held = _ENCODED[self.codec.name]
+        held = self.held
         key = listed_move_key(mask, fields, honor, energy)
         entry = held.get(key)
         if entry is None:

@@ -323,9 +323,10 @@ class RoomRuntime:
                 raise RuntimeError(f"room {self.room_id}: gap before event {version}")
             before = self.state
             after = evolve(before, event) if new.after is None else new.after
-            # Most events read alike for every audience: packed once, the bytes shared. Ours
-            # were packed for the store from this very dict: an audience shown the event as
-            # it is gets those bytes (an event read back may be of an older version).
+            # Most events read alike for every audience: packed once, the bytes shared (an
+            # audience shown the event as it is gets ``data`` itself). Ours were packed for
+            # the store from this very dict: an audience shown the event as it is gets those
+            # bytes (an event read back may be of an older version).
             last: protocol.Message | None = None
             packed = b""
             data = to_dict(event) if new.fields is None else new.fields
@@ -333,9 +334,9 @@ class RoomRuntime:
                 message = observe_event(event, audience, before, after, data)
                 if message is None:
                     continue
-                if message != last:
+                if message is not last and message != last:
                     last = message
-                    same = new.fields is not None and message == data
+                    same = new.fields is not None and (message is data or message == data)
                     packed = new.data if same else protocol.pack(message)
                 feed.append(version, packed)
             self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
