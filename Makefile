@@ -2,17 +2,23 @@
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
-# The interpreter of .venv: Debian's python3.11 where the machine has one (built with
+
+.PHONY: serve test lint bench scenarios clean browser redis valgrind native
+
+# The interpreter of .venv, chosen when .venv is made (`make clean` forgets it): Debian's
+# python3.11 where the machine has one with its venv module and headers (mypyc), installed from
+# Debian if missing and that works; else the first python3 on PATH. Debian's is built with
 # profile-guided and link-time optimisation, as the python:3.11-slim image of deploy/Dockerfile
-# is), else the first python3 on PATH. A build without them (pyenv's default, a shared
-# libpython) ran the same commands in 13 % more instructions (docs/performance.md).
-# `make clean` forgets a .venv made with another.
-PYTHON := $(shell test -x /usr/bin/python3.11 && echo /usr/bin/python3.11 || echo python3)
+# is; this box's pyenv build, without them (and configured --enable-shared), ran the same
+# commands in 13 % more instructions (docs/performance.md).
+$(BIN)/python:
+	@if test -x /usr/bin/python3.11 && command -v dpkg >/dev/null && { \
+		dpkg -s python3.11-venv python3.11-dev >/dev/null 2>&1 || { apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3.11-venv python3.11-dev; \
+		} >/dev/null 2>&1; }; \
+	then /usr/bin/python3.11 -m venv $(VENV); else python3 -m venv $(VENV); fi
 
-.PHONY: serve test lint bench scenarios clean browser redis valgrind native interpreter
-
-$(STAMP): pyproject.toml | interpreter
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
@@ -29,12 +35,6 @@ test: $(STAMP) browser redis valgrind native
 # when its source changed; without a C compiler the source runs interpreted, with the same results.
 native: $(STAMP)
 	$(BIN)/python -m olympus.native build
-
-# Debian's python3.11 makes .venv with its venv module and compiles (mypyc) with its headers.
-interpreter:
-	@test "$(PYTHON)" != /usr/bin/python3.11 || dpkg -s python3.11-venv python3.11-dev \
-		>/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq python3.11-venv python3.11-dev >/dev/null; }
 
 # The UI tests drive Debian's Chromium through Playwright (no browser download).
 browser:
