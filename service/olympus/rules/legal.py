@@ -294,12 +294,28 @@ def listed_move(
 
 
 class Listing:
-    """Where a listing puts what it finds, in order: ``legal_actions`` keeps the actions.
+    """Where ``list_legal`` puts what it finds, in order: ``ListedActions`` keeps the actions
+    (``legal_actions``).
 
     A caller that reads only each listed move's key (the service's ``legal`` frame looks up
     an entry encoded before by it) derives its own ``Listing`` and takes ``move``'s fields
     as they come: making, keying and freeing a ``LegalAction`` per move cost about 1,200
     instructions of the ~8,800 a listed move costs in all (docs/performance.md)."""
+
+    def move(
+        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+    ) -> None:
+        """A legal move: ``move`` judged, ``mask`` its units' bits (``_units_mask``),
+        ``fields`` its listed fields (``MoveFields``), and its costs."""
+        raise NotImplementedError
+
+    def extend(self, actions: list[LegalAction]) -> None:
+        """Legal actions other than moves."""
+        raise NotImplementedError
+
+
+class ListedActions(Listing):
+    """The listed actions themselves, in order."""
 
     def __init__(self) -> None:
         self.actions: list[LegalAction] = []
@@ -307,12 +323,9 @@ class Listing:
     def move(
         self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        """A legal move: ``move`` judged, ``mask`` its units' bits (``_units_mask``),
-        ``fields`` its listed fields (``MoveFields``), and its costs."""
         self.actions.append(listed_move(move, mask, fields, honor, energy))
 
     def extend(self, actions: list[LegalAction]) -> None:
-        """Legal actions other than moves."""
         self.actions += actions
 
 
@@ -556,7 +569,7 @@ def lists_nothing(state: GameState, side: Faction) -> bool:
 
 
 def legal_actions(state: GameState, side: Faction) -> list[LegalAction]:
-    listing = Listing()
+    listing = ListedActions()
     list_legal(listing, state, side)
     return listing.actions
 
@@ -633,7 +646,7 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
         group = judged.get(g)
         if group is None:
             group = judged[g] = _Group(state, side, *groups[g])
-        listing = Listing()
+        listing = ListedActions()
         _destination_moves(listing, state, group, to, revealers)
         if listing.actions:
             return rng.choice(listing.actions)

@@ -239,7 +239,6 @@ class EncodedListing(Listing):
     ``LegalAction`` is made for a move whose entry is held (``rules.legal.Listing``)."""
 
     def __init__(self, codec: Codec) -> None:
-        super().__init__()
         self.codec = codec
         self.held = _ENCODED[codec.name]  # (emptied when full, never replaced)
         self.entries: list[Frame] = []
