@@ -131,8 +131,9 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
 
 def test_a_moves_key_packs_each_field_apart() -> None:
     """Every combination of each field's extreme values packs to a key of its own (no field
-    overlaps another's bits), and a move beyond the ranges has no int key: its key is then the
-    tuple of its fields and costs."""
+    overlaps another's bits): the spread of the fields packed (made of the spread of each
+    field, looked up: ``_spread`` is linear); and a move beyond the ranges has no int key: its
+    key is then the tuple of its fields and costs."""
     first, last = CHARACTERS[0].name, CHARACTERS[-1].name
     regions = len(BOARD.regions)
     masks = (legal._units_mask((first,)), legal._units_mask((first, last)))
@@ -149,8 +150,19 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     )
     for mask, to, fly, reveal, use_power, steps, honor, energy in combos:
         fields = ((), to, fly, reveal, use_power, steps)
-        key = legal._move_key(mask, fields, honor, energy)
+        key = legal._move_key(legal._spread(mask), fields, honor, energy)
         assert key is not None and 0 <= key < 2**62
+        packed = (
+            mask
+            | to << legal._TO_AT
+            | (ORDER[reveal[0]] + 1 if reveal else 0) << legal._REVEAL_AT
+            | (steps[0] + 1 if steps else 0) << legal._STEP_AT
+            | fly << legal._FLY_AT
+            | use_power << (legal._FLY_AT + 1)
+            | (honor + 128) << legal._HONOR_AT
+            | (energy + 128) << legal._ENERGY_AT
+        )
+        assert key == legal._spread(packed)
         keys.add(key)
     assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
     alone = ((first,), 1, False, (), False, ())

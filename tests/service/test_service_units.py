@@ -30,7 +30,7 @@ from olympus.rules import (
     waiting_reason,
 )
 from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
-from olympus.rules.events import decode
+from olympus.rules.events import decode, to_dict
 from olympus.rules.evolve import evolve
 from olympus.rules.observation import observe_event
 from olympus.server import Settings, background, protocol
@@ -112,6 +112,14 @@ def test_codecs() -> None:
         with pytest.raises(ProtocolError) as refused:
             codec.decode(frame)
         assert refused.value.code == "bad_frame"
+
+
+def test_a_count_is_packed_as_msgpack_packs_it() -> None:
+    """``pack_count`` writes a ``seq`` in msgpack itself: the same bytes as msgpack's, in every
+    form (fixint, uint 8/16/32) and beyond them (negative, 64-bit: msgpack's own)."""
+    edges = [0x7F, 0x80, 0xFF, 0x100, 0xFFFF, 0x10000, 2**32 - 1, 2**32, 2**63 - 1, -1, -33]
+    for n in [*range(70_000), *edges]:
+        assert protocol.pack_count(n) == msgpack.packb(n, use_bin_type=True), n
 
 
 @pytest.mark.parametrize("count", [1, 2, 15, 16, 256])
@@ -478,6 +486,34 @@ async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
                 message["after_removal"] = outcomes
             assert socket.frames[-1] == socket.codec.encode(message)
     assert combats > 0
+
+
+async def test_game_over_is_the_whole_log_in_either_codec(
+    store: EventStore, settings: Settings
+) -> None:
+    """R7: the ``game_over`` frame, to each seat and a spectator, in either codec, is its
+    message encoded anew from the whole unredacted log, although in msgpack the room splices
+    in the bytes it stored (``HeldLog.packed``); and so it is from a room that read the log
+    back from the store, whose entries it did not encode (each decoded and packed anew)."""
+    room, rng = await _set_up_room(store, settings, "over", Options(), seed=3)
+    for n in range(5000):
+        action = bots.choose(rng, room.state)
+        assert action is not None
+        await room.submit(action.command, f"c{n}")
+        if room.over:
+            break
+    assert room.over
+    log = room.full_log()
+    assert len(log) > 100 and log == [to_dict(decode(s.data)) for s in await store.read("over", 0)]
+    again = RoomRuntime("over", room.epoch, store, settings, ServiceMetrics())
+    again.load(await store.read("over", 0))
+    for runtime in (room, again):
+        for audience in (*Faction, None):
+            for codec in (JSON, MSGPACK):
+                socket = Socket(audience, codec)
+                runtime.attach(socket, None, None)
+                over = codec.encode(protocol.game_over(room.state.result, log))
+                assert socket.frames[-1] == over
 
 
 async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(

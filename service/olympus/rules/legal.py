@@ -51,9 +51,9 @@ class LegalAction:
         "_key",
         "_kind",
         "_listed",
-        "_mask",
         "_move",
         "_side",
+        "_units_key",
         "_wire",
         "energy",
         "honor",
@@ -69,11 +69,11 @@ class LegalAction:
         given: tuple[str, ...] = (),
         move: MoveFields | None = None,
         command: cmd.Command | None = None,
-        mask: int = 0,
+        units_key: int = 0,
     ) -> None:
         """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``
         (``wire`` must be its client form: tests/test_legal.py checks), or the move of
-        ``move``'s fields (``mask``: its units' bits, ``_units_mask``, as its group has them),
+        ``move``'s fields (``units_key``: its units' part of its key, as its group has it),
         or ``command`` itself."""
         self._kind = kind
         self._side = side
@@ -83,7 +83,7 @@ class LegalAction:
         self._given = given
         self._move = move
         self._command = command
-        self._mask = mask
+        self._units_key = units_key
         self._key: object = None
         self._listed = command is None  # made ``of`` a command: no key (``key``)
 
@@ -145,8 +145,8 @@ class LegalAction:
         if key is None and self._listed:
             move = self._move
             if move is not None:
-                mask = self._mask or _units_mask(move[0])  # (made without its group's)
-                key = listed_move_key(mask, move, self.honor, self.energy)
+                units = self._units_key or units_key(move[0])  # (made without its group's)
+                key = listed_move_key(units, move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
@@ -216,7 +216,7 @@ def _move_fields(
 # flags, then Honor and Energy offset by half their range. Below 2**62, an int mypyc keeps
 # unboxed. A move outside these ranges (more than one unit revealed or one further step, a
 # cost beyond ±127) has none, and its key is the tuple of its fields (``LegalAction.key``).
-# The packed bits are then spread (``_spread``) before they make the key.
+# The packed bits are then spread (``_spread``) to make the key (``_move_key``).
 _UNIT_BITS: Final = len(ORDER)
 _REGION_BITS: Final = (len(BOARD.regions) + 1).bit_length()
 _UNIT_CODE_BITS: Final = (len(ORDER) + 1).bit_length()
@@ -256,41 +256,63 @@ def _spread(packed: int) -> int:
     return packed ^ (packed >> c)
 
 
-def _move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> int | None:
-    """``mask`` (``_units_mask`` of the units) with the move's other fields and costs packed
-    above it and spread (``_spread``), or None if one does not fit its range."""
+# ``_spread`` is linear over the bits (a xor of shifts): the spread of fields packed in bits
+# apart is the xor of each field's own spread. So a key is made of a spread looked up per
+# field value, from these tables, and no packing or spreading per move: the units' spread
+# once per group (``units_key``), the rest per move.
+def _spread_field(at: int, values: int) -> tuple[int, ...]:
+    return tuple([_spread(value << at) for value in range(values)])
+
+
+_TO_KEY: Final = _spread_field(_TO_AT, len(BOARD.regions))
+_REVEAL_KEY: Final = _spread_field(_REVEAL_AT, len(ORDER) + 1)[1:]  # by the unit's ORDER
+_STEP_KEY: Final = _spread_field(_STEP_AT, len(BOARD.regions) + 1)[1:]  # by the step's region
+_FLY_KEY: Final = _spread(1 << _FLY_AT)
+_USE_POWER_KEY: Final = _spread(1 << (_FLY_AT + 1))
+_HONOR_KEY: Final = _spread_field(_HONOR_AT, 2 * _COST_OFFSET)  # by Honor + _COST_OFFSET
+_ENERGY_KEY: Final = _spread_field(_ENERGY_AT, 2 * _COST_OFFSET)  # by Energy + _COST_OFFSET
+
+
+def units_key(units: tuple[str, ...]) -> int:
+    """The spread of ``units``' bits (``_units_mask``): the part of a move's key its group
+    gives, worked out once per group."""
+    return _spread(_units_mask(units))
+
+
+def _move_key(units: int, fields: MoveFields, honor: int, energy: int) -> int | None:
+    """``_spread`` of the move's fields and costs packed above its units' bits (``units``:
+    their ``units_key``), or None if one does not fit its range."""
     _, to, fly, reveal, use_power, steps = fields
     if len(reveal) > 1 or len(steps) > 1:
         return None
     if not (-_COST_OFFSET <= honor < _COST_OFFSET and -_COST_OFFSET <= energy < _COST_OFFSET):
         return None
-    revealed = ORDER[reveal[0]] + 1 if reveal else 0
-    step = steps[0] + 1 if steps else 0
-    return _spread(
-        mask
-        | (to << _TO_AT)
-        | (revealed << _REVEAL_AT)
-        | (step << _STEP_AT)
-        | (int(fly) << _FLY_AT)
-        | (int(use_power) << (_FLY_AT + 1))
-        | ((honor + _COST_OFFSET) << _HONOR_AT)
-        | ((energy + _COST_OFFSET) << _ENERGY_AT)
-    )
+    key = units ^ _TO_KEY[to] ^ _HONOR_KEY[honor + _COST_OFFSET]
+    key ^= _ENERGY_KEY[energy + _COST_OFFSET]
+    if reveal:
+        key ^= _REVEAL_KEY[ORDER[reveal[0]]]
+    if steps:
+        key ^= _STEP_KEY[steps[0]]
+    if fly:
+        key ^= _FLY_KEY
+    if use_power:
+        key ^= _USE_POWER_KEY
+    return key
 
 
-def listed_move_key(mask: int, fields: MoveFields, honor: int, energy: int) -> object:
-    """``LegalAction.key`` of the listed move of ``fields`` and costs (``mask``: its units'
-    bits): the packed int, or beyond its ranges the tuple of its fields and costs."""
-    key = _move_key(mask, fields, honor, energy)
+def listed_move_key(units: int, fields: MoveFields, honor: int, energy: int) -> object:
+    """``LegalAction.key`` of the listed move of ``fields`` and costs (``units``: its units'
+    ``units_key``): the int, or beyond its ranges the tuple of its fields and costs."""
+    key: object = _move_key(units, fields, honor, energy)
     return (fields, honor, energy) if key is None else key
 
 
 def listed_move(
-    move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+    move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
 ) -> LegalAction:
     """The ``LegalAction`` of a listed move (``Listing.move``)."""
     given = _WALK_GIVEN if fields[5] else _MOVE_GIVEN
-    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, mask)
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, units)
 
 
 class Listing:
@@ -303,9 +325,9 @@ class Listing:
     instructions of the ~8,800 a listed move costs in all (docs/performance.md)."""
 
     def move(
-        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        """A legal move: ``move`` judged, ``mask`` its units' bits (``_units_mask``),
+        """A legal move: ``move`` judged, ``units`` its units' part of its key (``units_key``),
         ``fields`` its listed fields (``MoveFields``), and its costs."""
         raise NotImplementedError
 
@@ -321,9 +343,9 @@ class ListedActions(Listing):
         self.actions: list[LegalAction] = []
 
     def move(
-        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        self.actions.append(listed_move(move, mask, fields, honor, energy))
+        self.actions.append(listed_move(move, units, fields, honor, energy))
 
     def extend(self, actions: list[LegalAction]) -> None:
         self.actions += actions
@@ -353,12 +375,12 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "mask", "movers", "users", "walks")
+    __slots__ = ("fly", "key", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
         # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
         self.movers = Movers(state, side, units, state.positions[units[0]])
-        self.mask = _units_mask(units)
+        self.key = units_key(units)  # its moves' keys' part
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         movers = self.movers.units
@@ -404,9 +426,9 @@ def _destination_moves(
         if isinstance(plan, Refusal):
             continue
         fields = _move_fields(variant, reveal)
-        listing.move(variant, group.mask, fields, plan.honor, plan.energy)
+        listing.move(variant, group.key, fields, plan.honor, plan.energy)
         if group.walks and not state.occupied(to):
-            _extra_steps(listing, state, plan, group.mask, reveal)
+            _extra_steps(listing, state, plan, group.key, reveal)
 
 
 def _forms(
@@ -430,7 +452,7 @@ def _extra_steps(
     listing: Listing,
     state: GameState,
     plan: MovePlan,
-    mask: int,
+    key: int,
     reveal: tuple[str, ...],
 ) -> None:
     """Hermes' paths of one further step (R3) after the first step ``plan`` to an empty region;
@@ -465,7 +487,7 @@ def _extra_steps(
         if isinstance(further, Refusal):
             continue
         honor_, energy_ = honor + further.honor, energy + further.energy
-        listing.move(plan.move, mask, _move_fields(plan.move, reveal, (step,)), honor_, energy_)
+        listing.move(plan.move, key, _move_fields(plan.move, reveal, (step,)), honor_, energy_)
 
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat

@@ -23,7 +23,7 @@ import bisect
 
 import msgpack
 
-from .protocol import Codec, Frame, Message, event, pack
+from .protocol import Codec, Frame, Message, event, pack_count
 
 # A msgpack ``event`` frame is these bytes, the seq, then the packed message: the same bytes as
 # ``MSGPACK.encode(event(seq, message))`` (a 3-entry map, keys in the builder's order).
@@ -71,7 +71,7 @@ class Feed:
             n = self.base + len(frames) + 1
             packed = self._packed[n - self.base - 1]
             if codec.binary:
-                frames.append(b"".join((_EVENT_HEAD, pack(n), _EVENT_KEY, packed)))
+                frames.append(b"".join((_EVENT_HEAD, pack_count(n), _EVENT_KEY, packed)))
             else:
                 frames.append(
                     codec.encode(event(n, msgpack.unpackb(packed, raw=False, strict_map_key=False)))

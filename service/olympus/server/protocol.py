@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, cast
 
@@ -31,6 +31,25 @@ Frame = str | bytes
 # call (which is most of a small value's cost). Frames are built on the event loop's thread
 # only: one packer serves them all.
 pack: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True).pack
+
+# msgpack's positive fixints, packed: a message's ``seq`` is packed for every event frame.
+_FIXINTS: Final[tuple[bytes, ...]] = tuple([bytes([n]) for n in range(0x80)])
+
+
+def pack_count(n: int) -> bytes:
+    """``pack(n)`` for a count (an ``event``'s or a ``legal``'s ``seq``), written here: each
+    call into msgpack's packer costs ~1,000 instructions, more than the frame's other work.
+    msgpack's smallest form of a non-negative int: a fixint, then uint 8, 16 or 32."""
+    if n < 0 or n >= 0x100000000:
+        return pack(n)
+    if n < 0x80:
+        return _FIXINTS[n]
+    if n < 0x100:
+        return b"\xcc" + n.to_bytes(1, "big")
+    if n < 0x10000:
+        return b"\xcd" + n.to_bytes(2, "big")
+    return b"\xce" + n.to_bytes(4, "big")
+
 
 # The keys of the messages ``encode_with`` encodes, packed: a few names, in every frame.
 _PACKED_NAMES: Final[dict[str, bytes]] = {}
@@ -82,7 +101,7 @@ class Codec:
             return pack(value)
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
-    def array(self, items: list[Frame]) -> Frame:
+    def array(self, items: Sequence[Frame]) -> Frame:
         """The array of ``items``, each an encoded value, without encoding them again: the
         same bytes as encoding the values as a list, since msgpack and compact JSON encode a
         list value by value."""
@@ -94,8 +113,8 @@ class Codec:
                 head = b"\xdc" + n.to_bytes(2, "big")
             else:
                 head = b"\xdd" + n.to_bytes(4, "big")
-            return head + b"".join(cast(list[bytes], items))
-        return "[" + ",".join(cast(list[str], items)) + "]"
+            return head + b"".join(cast(Sequence[bytes], items))
+        return "[" + ",".join(cast(Sequence[str], items)) + "]"
 
     def batch(self, frames: list[Frame]) -> Frame:
         """One frame for several encoded messages, without encoding them again: an array.
@@ -114,7 +133,12 @@ class Codec:
             for name, value in message.items():
                 parts.append(_packed_name(name))
                 given = encoded.get(name)
-                parts.append(pack(value) if given is None else cast(bytes, given))
+                if given is not None:
+                    parts.append(cast(bytes, given))
+                elif type(value) is int:  # (not a bool)
+                    parts.append(pack_count(value))
+                else:
+                    parts.append(pack(value))
             return b"".join(parts)
         fields = [
             json.dumps(name) + ":" + cast(str, encoded[name] if name in encoded else self.encode(v))
@@ -244,13 +268,13 @@ class EncodedListing(Listing):
         self.entries: list[Frame] = []
 
     def move(
-        self, move: MoveContext, mask: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
         held = self.held
-        key = listed_move_key(mask, fields, honor, energy)
+        key = listed_move_key(units, fields, honor, energy)
         entry = held.get(key)
         if entry is None:
-            entry = _hold(self.codec, held, key, listed_move(move, mask, fields, honor, energy))
+            entry = _hold(self.codec, held, key, listed_move(move, units, fields, honor, energy))
         self.entries.append(entry)
 
     def extend(self, actions: list[LegalAction]) -> None:

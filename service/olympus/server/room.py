@@ -144,9 +144,10 @@ class HeldLog:
     decided: its own append's).
 
     Only the unredacted log at a game's end reads it. An entry encoded here is its event's
-    ``to_dict`` as it is, so it is only unpacked; any other is decoded, which upcasts an older
-    version's shape. Decoding every event built each with its dataclass's interpreted
-    ``__init__``: 2.7 % of a busy server's CPU (docs/performance.md)."""
+    ``to_dict`` as it is, so it is only unpacked, or for a msgpack ``game_over`` not even
+    that (``packed``); any other is decoded, which upcasts an older version's shape. Decoding
+    every event built each with its dataclass's interpreted ``__init__``: 2.7 % of a busy
+    server's CPU (docs/performance.md)."""
 
     __slots__ = ("_data", "_here")
 
@@ -162,6 +163,15 @@ class HeldLog:
         """Every event's ``to_dict``, in order."""
         return [
             stored_dict(data) if here else to_dict(decode(data))
+            for data, here in zip(self._data, self._here, strict=True)
+        ]
+
+    def packed(self) -> list[bytes]:
+        """Every event's ``to_dict`` in msgpack (``encode_dict``): an entry encoded here is
+        those very bytes (``encode`` packs as the msgpack codec does), any other is decoded
+        and packed anew."""
+        return [
+            data if here else encode_dict(to_dict(decode(data)))
             for data, here in zip(self._data, self._here, strict=True)
         ]
 
@@ -398,11 +408,15 @@ class RoomRuntime:
 
     def _strength(self, codec: Codec) -> Frame | None:
         """Both sides' strength terms now, encoded (public: the same in both seats'
-        ``legal``), computed once per state and encoded once per codec; None out of a
-        combat's commitments."""
+        ``legal``), computed once per state and encoded once per codec while they stay the
+        same (the first side's commitment makes a new state, with the same terms); None out
+        of a combat's commitments."""
         state, terms, encoded = self._strength_of
         if state is not self.state:
-            state, terms, encoded = self._strength_of = (self.state, strength_terms(self.state), {})
+            now = strength_terms(self.state)
+            if now != terms:
+                encoded = {}
+            state, terms, encoded = self._strength_of = (self.state, now, encoded)
         if terms is None:
             return None
         frame = encoded.get(codec.name)
@@ -413,15 +427,28 @@ class RoomRuntime:
     def full_log(self) -> list[protocol.Message]:
         """Every event unredacted (JSON-able); only ever sent once the game is over (R7).
         Of a whole room only (``complete``)."""
+        return self._whole_log().unredacted()
+
+    def _whole_log(self) -> HeldLog:
         if self.base:
             raise RuntimeError(f"room {self.room_id}: events 1..{self.base} are not held")
-        return self.log.unredacted()
+        return self.log
 
     def _over_frame(self, codec: Codec) -> Frame:
-        if codec.name not in self._over_frames:
-            message = protocol.game_over(self.state.result, self.full_log())
-            self._over_frames[codec.name] = codec.encode(message)
-        return self._over_frames[codec.name]
+        """``game_over`` with ``full_log``, encoded once per codec. In msgpack its entries
+        are the stored bytes (``HeldLog.packed``), not unpacked to be packed again: that was
+        ~3M instructions at the end of a game of ~250 events, 5 % of the load bench's
+        server (docs/performance.md)."""
+        frame = self._over_frames.get(codec.name)
+        if frame is None:
+            result = self.state.result
+            if codec.binary:
+                log = codec.array(self._whole_log().packed())
+                frame = codec.encode_with(protocol.game_over(result, []), {"log": log})
+            else:
+                frame = codec.encode(protocol.game_over(result, self.full_log()))
+            self._over_frames[codec.name] = frame
+        return frame
 
     def _push_new(self, sub: Subscriber) -> bool:
         """Queue the socket's new event frames; False if it had none."""
