@@ -117,7 +117,7 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                 assert listing.setdefault(key, _key(action)) == _key(action), action
                 if action.type == "move":
                     assert isinstance(key, int) and 0 <= key < 2**62
-                    units = tuple(action.wire["units"])  # the mask its group gave is its units'
+                    units = tuple(action.wire["units"])  # unspread, its low bits are its units'
                     packed = _unspread(key)
                     assert key == legal._spread(packed)
                     assert packed & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
@@ -166,9 +166,10 @@ def test_a_moves_key_packs_each_field_apart() -> None:
         keys.add(key)
     assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
     alone = ((first,), 1, False, (), False, ())
-    assert legal._move_key(masks[0], alone, 128, 0) is None
-    assert legal._move_key(masks[0], alone, 0, -129) is None
-    assert legal._move_key(masks[0], ((first,), 1, False, (first, last), False, ()), 0, 0) is None
+    units = legal.units_key((first,))
+    assert legal._move_key(units, alone, 128, 0) is None
+    assert legal._move_key(units, alone, 0, -129) is None
+    assert legal._move_key(units, ((first,), 1, False, (first, last), False, ()), 0, 0) is None
     beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
     assert beyond.key == (alone, 200, 0)
 

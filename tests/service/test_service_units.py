@@ -30,7 +30,7 @@ from olympus.rules import (
     waiting_reason,
 )
 from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
-from olympus.rules.events import decode, to_dict
+from olympus.rules.events import GameEnded, decode, encode_dict, to_dict
 from olympus.rules.evolve import evolve
 from olympus.rules.observation import observe_event
 from olympus.server import Settings, background, protocol
@@ -42,7 +42,7 @@ from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, Codec, Frame, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
 from olympus.server.registry import RoomRegistry
-from olympus.server.room import RoomRuntime, now_ms
+from olympus.server.room import HeldLog, RoomRuntime, now_ms
 from olympus.server.services import Services
 from olympus.store import EventStore, command_digest
 
@@ -486,6 +486,23 @@ async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
                 message["after_removal"] = outcomes
             assert socket.frames[-1] == socket.codec.encode(message)
     assert combats > 0
+
+
+def test_a_held_log_packs_its_entries_as_the_codec_packs_their_dicts() -> None:
+    """``HeldLog.packed``, which ``game_over`` splices in: an entry encoded here is its bytes
+    as they are (events pack as the codec does, bin, floats and big ints included); any other
+    is decoded and packed anew, so an entry stored in another shape (here its keys in another
+    order) comes out as its event's ``to_dict`` packed."""
+    varied = {"t": "x", "bin": b"\x00\xff", "float": 0.5, "big": 2**63 - 1, "list": [1, "a"]}
+    assert encode_dict(varied) == protocol.pack(varied)
+    ended = to_dict(GameEnded(result="draw", reason="honor"))
+    other_shape = protocol.pack(dict(reversed(ended.items())))
+    log = HeldLog()
+    log.append(encode_dict(ended), encoded_here=True)
+    log.append(other_shape, encoded_here=False)
+    assert other_shape != encode_dict(ended)
+    assert log.packed() == [encode_dict(ended), encode_dict(ended)]
+    assert MSGPACK.array(log.packed()) == protocol.pack(log.unredacted())
 
 
 async def test_game_over_is_the_whole_log_in_either_codec(

@@ -395,7 +395,8 @@ def from_dict(data: dict[str, Any]) -> Event:
 
 # One packer for every event: ``msgpack.packb`` makes a packer per call, about half of a small
 # event's cost. Events are encoded on the event loop's thread only (the service's appends; the
-# bots' search threads never encode), so one packer serves them all.
+# bots' search threads never encode), so one packer serves them all. Packed as the service's
+# msgpack codec packs (``protocol.pack``): its ``game_over`` splices these bytes in.
 _pack: Final[Callable[[object], bytes]] = msgpack.Packer(use_bin_type=True).pack
 
 

@@ -48,12 +48,12 @@ class LegalAction:
     __slots__ = (
         "_command",
         "_given",
+        "_group_key",
         "_key",
         "_kind",
         "_listed",
         "_move",
         "_side",
-        "_units_key",
         "_wire",
         "energy",
         "honor",
@@ -69,12 +69,12 @@ class LegalAction:
         given: tuple[str, ...] = (),
         move: MoveFields | None = None,
         command: cmd.Command | None = None,
-        units_key: int = 0,
+        group_key: int = 0,
     ) -> None:
         """The action whose command is ``kind(side=side, **{f: wire[f] for f in given})``
         (``wire`` must be its client form: tests/test_legal.py checks), or the move of
-        ``move``'s fields (``units_key``: its units' part of its key, as its group has it),
-        or ``command`` itself."""
+        ``move``'s fields (``group_key``: its units' part of its key, ``units_key``, as its
+        group has it), or ``command`` itself."""
         self._kind = kind
         self._side = side
         self.honor = honor
@@ -83,7 +83,7 @@ class LegalAction:
         self._given = given
         self._move = move
         self._command = command
-        self._units_key = units_key
+        self._group_key = group_key
         self._key: object = None
         self._listed = command is None  # made ``of`` a command: no key (``key``)
 
@@ -145,7 +145,7 @@ class LegalAction:
         if key is None and self._listed:
             move = self._move
             if move is not None:
-                units = self._units_key or units_key(move[0])  # (made without its group's)
+                units = self._group_key or units_key(move[0])  # (made without its group's)
                 key = listed_move_key(units, move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]

@@ -37,9 +37,10 @@ _FIXINTS: Final[tuple[bytes, ...]] = tuple([bytes([n]) for n in range(0x80)])
 
 
 def pack_count(n: int) -> bytes:
-    """``pack(n)`` for a count (an ``event``'s or a ``legal``'s ``seq``), written here: each
-    call into msgpack's packer costs ~1,000 instructions, more than the frame's other work.
-    msgpack's smallest form of a non-negative int: a fixint, then uint 8, 16 or 32."""
+    """``pack(n)`` for a count (an ``event``'s or a ``legal``'s ``seq``: an int, not a bool),
+    written here: each call into msgpack's packer costs ~1,000 instructions, more than the
+    frame's other work. msgpack's smallest form of a non-negative int: a fixint, then uint 8,
+    16 or 32."""
     if n < 0 or n >= 0x100000000:
         return pack(n)
     if n < 0x80:
