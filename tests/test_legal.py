@@ -166,10 +166,11 @@ def test_a_moves_key_packs_each_field_apart() -> None:
         keys.add(key)
     assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
     alone = ((first,), 1, False, (), False, ())
-    units = legal.units_key((first,))
-    assert legal._move_key(units, alone, 128, 0) is None
-    assert legal._move_key(units, alone, 0, -129) is None
-    assert legal._move_key(units, ((first,), 1, False, (first, last), False, ()), 0, 0) is None
+    group_key = legal.units_key((first,))
+    assert legal._move_key(group_key, alone, 128, 0) is None
+    assert legal._move_key(group_key, alone, 0, -129) is None
+    two_revealed = ((first,), 1, False, (first, last), False, ())
+    assert legal._move_key(group_key, two_revealed, 0, 0) is None
     beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
     assert beyond.key == (alone, 200, 0)
 

@@ -145,8 +145,8 @@ class LegalAction:
         if key is None and self._listed:
             move = self._move
             if move is not None:
-                units = self._group_key or units_key(move[0])  # (made without its group's)
-                key = listed_move_key(units, move, self.honor, self.energy)
+                group_key = self._group_key or units_key(move[0])  # (made without its group)
+                key = listed_move_key(group_key, move, self.honor, self.energy)
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
@@ -279,15 +279,15 @@ def units_key(units: tuple[str, ...]) -> int:
     return _spread(_units_mask(units))
 
 
-def _move_key(units: int, fields: MoveFields, honor: int, energy: int) -> int | None:
-    """``_spread`` of the move's fields and costs packed above its units' bits (``units``:
+def _move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> int | None:
+    """``_spread`` of the move's fields and costs packed above its units' bits (``group_key``:
     their ``units_key``), or None if one does not fit its range."""
     _, to, fly, reveal, use_power, steps = fields
     if len(reveal) > 1 or len(steps) > 1:
         return None
     if not (-_COST_OFFSET <= honor < _COST_OFFSET and -_COST_OFFSET <= energy < _COST_OFFSET):
         return None
-    key = units ^ _TO_KEY[to] ^ _HONOR_KEY[honor + _COST_OFFSET]
+    key = group_key ^ _TO_KEY[to] ^ _HONOR_KEY[honor + _COST_OFFSET]
     key ^= _ENERGY_KEY[energy + _COST_OFFSET]
     if reveal:
         key ^= _REVEAL_KEY[ORDER[reveal[0]]]
@@ -300,19 +300,19 @@ def _move_key(units: int, fields: MoveFields, honor: int, energy: int) -> int | 
     return key
 
 
-def listed_move_key(units: int, fields: MoveFields, honor: int, energy: int) -> object:
-    """``LegalAction.key`` of the listed move of ``fields`` and costs (``units``: its units'
-    ``units_key``): the int, or beyond its ranges the tuple of its fields and costs."""
-    key: object = _move_key(units, fields, honor, energy)
+def listed_move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> object:
+    """``LegalAction.key`` of the listed move of ``fields`` and costs (``group_key``: its
+    units' ``units_key``): the int, or beyond its ranges the tuple of its fields and costs."""
+    key: object = _move_key(group_key, fields, honor, energy)
     return (fields, honor, energy) if key is None else key
 
 
 def listed_move(
-    move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
+    move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
 ) -> LegalAction:
     """The ``LegalAction`` of a listed move (``Listing.move``)."""
     given = _WALK_GIVEN if fields[5] else _MOVE_GIVEN
-    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, units)
+    return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, group_key)
 
 
 class Listing:
@@ -325,10 +325,10 @@ class Listing:
     instructions of the ~8,800 a listed move costs in all (docs/performance.md)."""
 
     def move(
-        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        """A legal move: ``move`` judged, ``units`` its units' part of its key (``units_key``),
-        ``fields`` its listed fields (``MoveFields``), and its costs."""
+        """A legal move: ``move`` judged, ``group_key`` its units' part of its key
+        (``units_key``), ``fields`` its listed fields (``MoveFields``), and its costs."""
         raise NotImplementedError
 
     def extend(self, actions: list[LegalAction]) -> None:
@@ -343,9 +343,9 @@ class ListedActions(Listing):
         self.actions: list[LegalAction] = []
 
     def move(
-        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
-        self.actions.append(listed_move(move, units, fields, honor, energy))
+        self.actions.append(listed_move(move, group_key, fields, honor, energy))
 
     def extend(self, actions: list[LegalAction]) -> None:
         self.actions += actions
@@ -375,12 +375,12 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "key", "movers", "users", "walks")
+    __slots__ = ("fly", "group_key", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
         # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
         self.movers = Movers(state, side, units, state.positions[units[0]])
-        self.key = units_key(units)  # its moves' keys' part
+        self.group_key = units_key(units)  # its moves' keys' part
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         movers = self.movers.units
@@ -426,9 +426,9 @@ def _destination_moves(
         if isinstance(plan, Refusal):
             continue
         fields = _move_fields(variant, reveal)
-        listing.move(variant, group.key, fields, plan.honor, plan.energy)
+        listing.move(variant, group.group_key, fields, plan.honor, plan.energy)
         if group.walks and not state.occupied(to):
-            _extra_steps(listing, state, plan, group.key, reveal)
+            _extra_steps(listing, state, plan, group.group_key, reveal)
 
 
 def _forms(
@@ -452,7 +452,7 @@ def _extra_steps(
     listing: Listing,
     state: GameState,
     plan: MovePlan,
-    key: int,
+    group_key: int,
     reveal: tuple[str, ...],
 ) -> None:
     """Hermes' paths of one further step (R3) after the first step ``plan`` to an empty region;
@@ -487,7 +487,8 @@ def _extra_steps(
         if isinstance(further, Refusal):
             continue
         honor_, energy_ = honor + further.honor, energy + further.energy
-        listing.move(plan.move, key, _move_fields(plan.move, reveal, (step,)), honor_, energy_)
+        fields = _move_fields(plan.move, reveal, (step,))
+        listing.move(plan.move, group_key, fields, honor_, energy_)
 
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat

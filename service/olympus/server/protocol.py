@@ -269,13 +269,14 @@ class EncodedListing(Listing):
         self.entries: list[Frame] = []
 
     def move(
-        self, move: MoveContext, units: int, fields: MoveFields, honor: int, energy: int
+        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
     ) -> None:
         held = self.held
-        key = listed_move_key(units, fields, honor, energy)
+        key = listed_move_key(group_key, fields, honor, energy)
         entry = held.get(key)
         if entry is None:
-            entry = _hold(self.codec, held, key, listed_move(move, units, fields, honor, energy))
+            action = listed_move(move, group_key, fields, honor, energy)
+            entry = _hold(self.codec, held, key, action)
         self.entries.append(entry)
 
     def extend(self, actions: list[LegalAction]) -> None:

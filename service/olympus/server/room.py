@@ -415,8 +415,8 @@ class RoomRuntime:
         if state is not self.state:
             now = strength_terms(self.state)
             if now != terms:
-                encoded = {}
-            state, terms, encoded = self._strength_of = (self.state, now, encoded)
+                terms, encoded = now, {}
+            self._strength_of = (self.state, terms, encoded)
         if terms is None:
             return None
         frame = encoded.get(codec.name)
