@@ -6,8 +6,9 @@ to count instructions of, under callgrind, where timings on a shared box drift b
 
 With the compiled rules, the toggle counts the calls this script makes (from Python) and no
 other: the games are played by ``playout_bench.playout`` with ``random_legal_action``, whose
-own calls stay inside compiled code. Each position is listed on a fresh copy (``evolved({})``), so
-that its occupancy index is built in the counted call, as ``rules_bench.py`` times it. The same
+own calls stay inside compiled code. Each position is listed on a fresh copy
+(``dataclasses.replace``: ``evolved`` carries the index along), so that its occupancy index is
+built in the counted call, as ``rules_bench.py`` times it. The same
 seed plays the same games as long as the lists are the same (``legal_equivalence.py`` checks
 that), so two builds can be compared by their ``I refs``.
 
@@ -21,6 +22,7 @@ import importlib
 import json
 import random
 import sys
+from dataclasses import replace
 
 from playout_bench import playout
 
@@ -62,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     # R7's shuffles the games drew are remembered since 3b1416a: forgotten, so that the
     # counted calls draw theirs as a service's first listing of a position does
     getattr(importlib.import_module("olympus.rules.decide"), "_SHUFFLES", {}).clear()
-    fresh = [(state.evolved({}), seat) for state, seat in positions]
+    fresh = [(replace(state), seat) for state, seat in positions]
     actions = sum(len(legal_actions(state, seat)) for state, seat in fresh)  # the counted calls
     report = {
         "turn_positions": len(positions),

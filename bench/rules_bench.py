@@ -26,7 +26,7 @@ import statistics
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from olympus.bots import play_random_game
@@ -138,7 +138,7 @@ def bench_execute(games: list[Game], repeat: int) -> dict[str, float]:
         phase = "pending" if state.pending else state.phase.value
         for f in Faction:
             if legal_actions(state, f):
-                fresh = state.evolved({})
+                fresh = replace(state)  # without its index (``evolved`` would carry it)
                 by_phase[phase].append(lambda s=fresh, f=f: legal_actions(s, f))
     means: dict[str, float] = {}
     for phase in sorted(by_phase, key=lambda p: -len(by_phase[p])):

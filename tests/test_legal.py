@@ -28,6 +28,7 @@ from olympus.rules import (
     Options,
     Phase,
     create,
+    evolve,
     execute,
     legal,
     legal_actions,
@@ -106,10 +107,11 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
     """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
     actions with equal keys list the same, in every position of the random games for both
     sides; each listed move's key is the packed int, never the tuple of its fields, its units'
-    bits those of its units; an action made of a command has none, even once its wire is
-    read (all of one type and costs would share one)."""
+    bits those of its units, and every other listed action's a negative int; an action made of
+    a command has none, even once its wire is read (all of one type and costs would share
+    one)."""
     listing: dict[object, tuple[str, int, int]] = {}
-    moves = 0
+    moves = others = 0
     for state in positions():
         for side in Faction:
             for action in legal_actions(state, side):
@@ -124,7 +126,10 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                     # R1 order, so that the set of units (all the mask holds) tells the tuple
                     assert list(units) == sorted(units, key=ORDER.__getitem__)
                     moves += 1
-    assert moves > 10_000
+                else:
+                    assert isinstance(key, int) and key < 0  # numbered: never a move's
+                    others += 1
+    assert moves > 10_000 and others > 1_000
     built = LegalAction.of(action.command, action.honor, action.energy)
     assert built.wire == action.wire and built.key is None  # made of a command: never keyed
 
@@ -201,12 +206,12 @@ def test_walks_cost_what_execute_charges() -> None:
 
 def test_occupancy_index_answers_like_a_scan() -> None:
     """The index gives the answers of a scan, and both the answers by their definition (R1
-    order); the index stays with its state: not copied to the next state, not pickled, not
-    compared, not shown."""
+    order); the index is not a fact: not copied by ``replace``, not pickled, not compared,
+    not shown."""
     regions = range(len(BOARD.regions))
     for state in positions()[::5]:
-        scanned = state.evolved({})  # a copy without the index: its questions scan
-        indexed = state.evolved({})
+        scanned = replace(state)  # a copy without the index: its questions scan
+        indexed = replace(state)
         indexed.occupancy  # noqa: B018 -- build it
         assert getattr(scanned, "_occupancy", None) is None
         def r1(units: Iterable[str]) -> list[str]:  # the answer by its definition
@@ -223,16 +228,65 @@ def test_occupancy_index_answers_like_a_scan() -> None:
                 ours = [u for u in here if u in own]
                 assert indexed.units_in(region, faction) == ours
                 assert scanned.units_in(region, faction) == ours
+                indexed.units_in(region, faction).append("Zeus")  # the caller's own list:
+                assert indexed.units_in(region, faction) == ours  # the kept answer stays
                 assert indexed.count_in(region, faction) == scanned.count_in(region, faction)
         assert indexed == scanned and repr(indexed) == repr(scanned)
         for copy in (
-            indexed.evolved({"version": indexed.version + 1}),
             replace(indexed, version=indexed.version + 1),
             pickle.loads(pickle.dumps(indexed)),
         ):
             assert getattr(copy, "_occupancy", None) is None
         assert pickle.loads(pickle.dumps(indexed)) == scanned
         assert pickle.dumps(indexed) == pickle.dumps(scanned)
+
+
+def _index(state: GameState) -> tuple[object, ...]:
+    index = state.occupancy
+    return (index.on_board, index.of, index.counts)
+
+
+def _ask_every_region(state: GameState) -> list[list[str]]:
+    return [
+        state.units_in(region, faction)
+        for region in range(len(BOARD.regions))
+        for faction in (None, *Faction)
+    ]
+
+
+def test_an_index_carried_through_the_events_is_the_one_built_anew() -> None:
+    """``evolved`` carries a built index to the next state, as it is or moved along with a
+    move or a retreat (``Occupancy.moved``): through every event of random games, from a state
+    whose index was built, each state's index is the one built from its own positions, and it
+    is carried exactly while the same units stand on the board."""
+    carried = moved = dropped = 0
+    for state in positions():
+        if state.phase is Phase.SETUP:
+            continue
+        for action in legal_actions(state, state.turn)[:3]:
+            start = replace(state)
+            start.occupancy  # noqa: B018 -- build it
+            events, _ = execute(start, action.command)
+            before = start
+            for event in events:
+                _ask_every_region(before)  # the answers it keeps: never another state's
+                after = evolve(before, event)
+                index = getattr(after, "_occupancy", None)
+                if set(after.positions) != set(before.positions):
+                    assert index is None
+                    dropped += 1
+                    break
+                assert index is not None
+                built = replace(after)  # its index built anew
+                assert _index(after) == _index(built)
+                assert _ask_every_region(after) == _ask_every_region(built)
+                if after.positions == before.positions:
+                    assert index is before.occupancy
+                    carried += 1
+                else:
+                    moved += 1
+                before = after
+    assert carried > 1000 and moved > 100 and dropped > 5
 
 
 def _key(action: LegalAction) -> tuple[str, int, int]:

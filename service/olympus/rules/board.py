@@ -41,15 +41,15 @@ class Board:
     # crossings[a][b]: whether going from a to b crosses the Styx, the answer of
     # ``crosses_styx`` worked out once by ``load_board``: every candidate move asks it.
     crossings: tuple[tuple[bool, ...], ...]
+    # adjacency[a][b]: whether b is next to a, a row per region (a group's moves read their
+    # origin's row: ``Movers``)
+    adjacency: tuple[tuple[bool, ...], ...]
 
     def level(self, region: int) -> int:
         return self.regions[region].level
 
     def realm(self, region: int) -> Realm:
         return self.regions[region].realm
-
-    def adjacent(self, a: int, b: int) -> bool:
-        return b in self.regions[a].neighbours
 
     def neighbours(self, region: int) -> frozenset[int]:
         return self.regions[region].neighbours
@@ -81,7 +81,14 @@ def load_board() -> Board:
         for r in sorted(raw["regions"], key=lambda r: r["id"])
     )
     crossings = tuple(tuple(_crosses(a, b, edges) for b in regions) for a in regions)
-    return Board(regions=regions, styx_edges=edges, bridge=raw["bridge"], crossings=crossings)
+    adjacency = tuple(tuple(b.id in a.neighbours for b in regions) for a in regions)
+    return Board(
+        regions=regions,
+        styx_edges=edges,
+        bridge=raw["bridge"],
+        crossings=crossings,
+        adjacency=adjacency,
+    )
 
 
 def _crosses(a: Region, b: Region, edges: frozenset[frozenset[int]]) -> bool:

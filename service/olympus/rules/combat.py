@@ -179,10 +179,17 @@ def strength_terms(state: GameState) -> dict[str, Any] | None:
     for faction, strength in strengths(state).items():
         most = energy_limit(state, faction)
         allowed = allowed_maneuvers(state, faction)
-        terms[faction.value] = strength.to_dict() | {
-            "powers": {m.value: strength.powers(m, most) for m in MANEUVERS if m in allowed}
+        terms[_NAMES[faction]] = strength.to_dict() | {
+            "powers": {name: strength.powers(m, most) for m, name in _NAMED if m in allowed}
         }
     return terms
+
+
+# Each maneuver with its name, and each side's name: an enum's ``value`` is a property, looked
+# up by name on every read (~1,500 instructions, compiled or not), and every combat position
+# reads a dozen.
+_NAMED: Final = tuple((m, m.value) for m in MANEUVERS)
+_NAMES: Final = {f: f.value for f in FACTIONS}
 
 
 def removal_outcomes(state: GameState, faction: Faction) -> dict[str, Any] | None:

@@ -82,7 +82,8 @@ def _units_moved(s: GameState, e: ev.UnitsMoved | ev.UnitsRetreated) -> Changes:
     positions = dict(s.positions)
     for unit in e.units:
         positions[unit] = e.destination
-    return dict(positions=positions)
+    # (not a fact: the occupancy index moved along, if built, for the state to be listed)
+    return dict(positions=positions, _occupancy=s.index_after_move(e.units, e.destination))
 
 
 def _unit_recalled(s: GameState, e: ev.UnitRecalled) -> Changes:

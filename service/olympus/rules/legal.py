@@ -17,7 +17,7 @@ from . import combat
 from . import commands as cmd
 from . import events as ev
 from .board import BOARD
-from .characters import BY_NAME, ORDER, Faction
+from .characters import CHARACTERS, ORDER, Faction
 from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_steps
 from .decision import Decision
 from .errors import IllegalCommand
@@ -135,9 +135,10 @@ class LegalAction:
         same. For callers that keep what they derive from it (the service's encoded ``legal``
         entries, looked up dozens of times a position). A listed move's is one int
         (``_move_key``: hashed and compared at once, where a tuple of its fields was a deep
-        compare), another listed action's its class, given fields (lists as tuples) and
-        costs; None for an action made ``of`` a command. Kept once made: the listed
-        commitments of a combat are the same objects from position to position.
+        compare), another listed action's the negative int its class, given fields (lists as
+        tuples) and costs are numbered by (``_numbered``); None for an action made ``of`` a
+        command. Kept once made: the listed commitments of a combat are the same objects from
+        position to position.
 
         Made when first asked for, not when listed: a bot's playouts and searches never ask,
         and packing a move's key was a tenth of listing a turn position's moves."""
@@ -150,7 +151,7 @@ class LegalAction:
             elif self._wire is not None:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
-                key = (self._kind, fields, self.honor, self.energy)
+                key = _numbered((self._kind, fields, self.honor, self.energy))
             self._key = key
         return key
 
@@ -169,6 +170,24 @@ class LegalAction:
         return (
             f"LegalAction(command={self.command!r}, honor={self.honor!r}, energy={self.energy!r})"
         )
+
+
+# Each listed action other than a move, as a tuple of its class, given fields and costs, by
+# the number that is its key (``LegalAction.key``): negative, so never a move's. An int hashes
+# at once, where the tuple was hashed field by field at every lookup of its entry (a combat's
+# commitments are looked up in every position of it). As many as there are such actions:
+# commitments, choices and powers' actions with their costs, a few thousand. Never forgotten:
+# a number given again to another action would find the other's held entry.
+_NUMBERS: Final[dict[tuple[object, ...], int]] = {}
+
+
+def _numbered(listed: tuple[object, ...]) -> int:
+    """The number of ``listed`` (a non-move's class, given fields and costs), given on first
+    use: -1, -2, …"""
+    number = _NUMBERS.get(listed)
+    if number is None:
+        number = _NUMBERS[listed] = -1 - len(_NUMBERS)
+    return number
 
 
 @cache
@@ -360,16 +379,28 @@ def _revealers(state: GameState, side: Faction) -> list[tuple[str, Power]]:
 def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool]]:
     """Every (units, fly) group that may try to move, in the order its moves are listed: by
     region, every combination of the units there by size, then each flier alone, flying."""
+    positions = state.positions
     origins: dict[int, list[str]] = {}
     for unit in state.units_of(side):
-        origins.setdefault(state.positions[unit], []).append(unit)
+        here = origins.get(positions[unit])
+        if here is None:
+            origins[positions[unit]] = [unit]
+        else:
+            here.append(unit)
     groups: list[tuple[tuple[str, ...], bool]] = []
     for units in origins.values():
-        groups += [((u,), False) for u in units]  # one alone: no combinations object to make
+        for unit in units:  # one alone: no combinations object to make
+            groups.append(((unit,), False))
         for size in range(2, len(units) + 1):
-            groups += [(group, False) for group in combinations(units, size)]
-        groups += [((u,), True) for u in units if BY_NAME[u].flier]
+            for group in combinations(units, size):
+                groups.append((group, False))
+        for unit in units:
+            if unit in _FLIERS:
+                groups.append(((unit,), True))
     return groups
+
+
+_FLIERS: Final = frozenset(c.name for c in CHARACTERS if c.flier)
 
 
 class _Group:
@@ -440,12 +471,23 @@ def _forms(
     """The (reveal, use_power) forms of ``move`` worth judging, in the order they are listed:
     with or without each hidden unit whose power may be revealed for it, with or without the
     movers' optional power."""
-    reveals = [(u,) for u, power in revealers if power.may_reveal_for_move(state, move)]
-    use = bool(users) and any(p.uses_power_on_move(state, move) for p in users)
-    if not reveals and not use:
-        return _PLAIN
+    reveals: list[tuple[str, ...]] | None = None  # (none made for most candidates)
+    for unit, power in revealers:
+        if power.may_reveal_for_move(state, move):
+            if reveals is None:
+                reveals = [()]
+            reveals.append((unit,))
+    use = False
+    for user in users:
+        if user.uses_power_on_move(state, move):
+            use = True
+            break
+    if reveals is None:
+        if not use:
+            return _PLAIN
+        reveals = [()]
     uses = (False, True) if use else (False,)
-    return tuple((reveal, use_power) for reveal in [(), *reveals] for use_power in uses)
+    return tuple([(reveal, use_power) for reveal in reveals for use_power in uses])
 
 
 def _extra_steps(

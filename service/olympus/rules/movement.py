@@ -93,10 +93,12 @@ class Movers:
     """
 
     __slots__ = (
+        "_adjacent",
         "_crossings",
         "_energy",
         "_flier",
         "_own",
+        "_revealed_ferrymen",
         "faction",
         "honor",
         "origin",
@@ -123,9 +125,11 @@ class Movers:
         self.origin = origin
         self._own = state.occupancy.counts[faction]
         self._crossings = BOARD.crossings[self.origin]  # R5: to each region, over the Styx?
+        self._adjacent = BOARD.adjacency[self.origin]  # to each region, a step?
         self._energy = state.energy[faction]
         self._flier = POWERS.get(movers[0]) if len(movers) == 1 else None  # who may fly
         self.honor = MoveHonor(state, faction, movers, self.origin)
+        self._revealed_ferrymen: tuple[Power, ...] | None = None  # (``_ferrymen``)
 
     def move(
         self,
@@ -152,14 +156,10 @@ class Movers:
         """``judge``, with the first rule the move breaks returned rather than raised:
         ``legal_actions`` judges every candidate move, and raising costs more than judging.
         (A unit to reveal that may not be revealed still raises: candidates never ask that.)"""
-        state, faction, movers, destination = self.state, self.faction, self.units, move.destination
+        state, movers, destination = self.state, self.units, move.destination
         if destination == self.origin:
             return Refusal("same_region", "The units are already there.")
-        newly: tuple[str, ...] = ()
-        if reveal:
-            newly = check_reveals(
-                state, faction, list(reveal), lambda p: p.may_reveal_for_move(state, move)
-            )
+        newly = self._revealing(move, reveal) if reveal else ()
         if move.use_power and not any(
             p.uses_power_on_move(state, move) for p in powers_of(movers)
         ):
@@ -170,7 +170,7 @@ class Movers:
                 return Refusal(
                     "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
                 )
-        elif not BOARD.adjacent(self.origin, destination):
+        elif not self._adjacent[destination]:
             return Refusal("not_adjacent", f"Region {destination} is not next to {self.origin}.")
         if self._own[destination] + len(movers) > STACK_LIMIT:
             return Refusal("stack_limit", _STACK_LIMIT_SENTENCE)
@@ -182,16 +182,38 @@ class Movers:
         honor, reason = self.honor.of(move)
         return MovePlan(move, honor, reason, energy, newly)
 
+    def _revealing(self, move: MoveContext, reveal: Sequence[str]) -> tuple[str, ...]:
+        """The units ``move`` reveals for their power (``check_reveals``). (Apart from
+        ``verdict``: a function with a lambda makes the lambda's closure at every call.)"""
+        state = self.state
+        useful: Callable[[Power], bool] = lambda p: p.may_reveal_for_move(state, move)  # noqa: E731
+        return check_reveals(state, self.faction, list(reveal), useful)
+
     def _styx_cost(self, move: MoveContext) -> int:
         """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
         if move.flight or not self._crossings[move.destination]:
             return 0
         state = self.state
-        revealed, now = state.revealed, move.reveal
-        helpers = [u for u in state.units_of(move.faction) if u in revealed or u in now]
-        if any(p.styx_free(state, move) for p in powers_of(helpers, "styx_free")):
-            return 0
+        if move.reveal:
+            revealed, now = state.revealed, move.reveal
+            helpers = [u for u in state.units_of(move.faction) if u in revealed or u in now]
+            ferrymen = powers_of(helpers, "styx_free")
+        else:
+            ferrymen = self._ferrymen()
+        for power in ferrymen:
+            if power.styx_free(state, move):
+                return 0
         return STYX_ENERGY
+
+    def _ferrymen(self) -> tuple[Power, ...]:
+        """The powers of the side's revealed units that may make a crossing free (R5), asked
+        once for all the group's crossings that reveal no one."""
+        ferrymen = self._revealed_ferrymen
+        if ferrymen is None:
+            state = self.state
+            revealed = [u for u in state.units_of(self.faction) if u in state.revealed]
+            ferrymen = self._revealed_ferrymen = powers_of(revealed, "styx_free")
+        return ferrymen
 
 
 def plan_move(

@@ -128,17 +128,49 @@ _ROSTER: Final = tuple((c.name, c.faction) for c in CHARACTERS)
 REGIONS: Final = len(BOARD.regions)
 
 
+def _in_key(region: int, faction: Faction | None) -> int:
+    """A small int for (region, side or both): ``Occupancy.units_in``'s key."""
+    side = 0 if faction is None else 1 if faction is Faction.OLYMPIANS else 2
+    return 3 * region + side
+
+
 class Occupancy:
     """Who stands where in one state, per side in R1 order: ``units_of`` and ``count_in`` as
     lookups, and ``units_in`` as a scan of the units on the board (of a side: of that side's
     only), for code that asks them many times of one state (``legal_actions`` asks hundreds).
     ``counts[faction][region]`` is the number of the side's units in the region: the question
-    every candidate move asks twice. Read-only once built (a plain class with slots: the
-    cheapest to build, interpreted or compiled; states of Hermes' walks build one each)."""
+    every candidate move asks twice. Read-only once built but for the answers ``units_in``
+    keeps; shared by the states that follow while the units stand where they stood, and
+    ``moved`` along with a move: a plain class with slots, the cheapest to build, interpreted
+    or compiled."""
 
-    __slots__ = ("counts", "of", "on_board")
+    __slots__ = ("_in", "counts", "of", "on_board")
 
-    def __init__(self, positions: dict[str, int]) -> None:
+    def __init__(
+        self, on_board: list[str], of: dict[Faction, list[str]], counts: dict[Faction, list[int]]
+    ) -> None:
+        self.on_board = on_board  # both sides', in R1 order
+        self.of = of
+        self.counts = counts
+        self._in: dict[int, list[str]] = {}  # ``units_in``'s answers, by ``_in_key``
+
+    def units_in(
+        self, positions: dict[str, int], region: int, faction: Faction | None
+    ) -> list[str]:
+        """``GameState.units_in`` of a state of this index (``positions``: its positions), worked
+        out once per region and side: a combat asks it of its region again and again, in
+        state after state of the same positions (which share this index). A new list each
+        time, as the callers' own."""
+        key = _in_key(region, faction)
+        units = self._in.get(key)
+        if units is None:
+            pool = self.on_board if faction is None else self.of[faction]
+            units = self._in[key] = [u for u in pool if positions[u] == region]
+        return list(units)
+
+    @staticmethod
+    def of_positions(positions: dict[str, int]) -> Occupancy:
+        """The index of ``positions``, built."""
         on_board: list[str] = []
         olympians: list[str] = []
         chthonians: list[str] = []
@@ -154,9 +186,28 @@ class Occupancy:
                 else:
                     chthonians.append(unit)
                     below[region] += 1
-        self.on_board = on_board  # both sides', in R1 order
-        self.of = {Faction.OLYMPIANS: olympians, Faction.CHTHONIANS: chthonians}
-        self.counts = {Faction.OLYMPIANS: on_olympus, Faction.CHTHONIANS: below}
+        return Occupancy(
+            on_board,
+            {Faction.OLYMPIANS: olympians, Faction.CHTHONIANS: chthonians},
+            {Faction.OLYMPIANS: on_olympus, Faction.CHTHONIANS: below},
+        )
+
+    def moved(self, units: tuple[str, ...], before: dict[str, int], to: int) -> Occupancy | None:
+        """This index after ``units`` (at their regions in ``before``, this index's positions)
+        went to region ``to``: a move or a retreat changes the counts only (the units on the
+        board and their R1 order stay). None if one of them was not on the board."""
+        counts = dict(self.counts)
+        for unit in units:
+            was = before.get(unit)
+            if was is None:
+                return None
+            faction = BY_NAME[unit].faction
+            row = counts[faction]
+            if row is self.counts[faction]:
+                row = counts[faction] = list(row)
+            row[was] -= 1
+            row[to] += 1
+        return Occupancy(self.on_board, self.of, counts)
 
 
 _DEFAULT_OPTIONS: Final = Options()
@@ -169,12 +220,13 @@ class GameState(Value):
 
     The cache is not a fact: it is built only when ``occupancy`` is asked for
     (``legal_actions`` does), never compared, shown, pickled (``Value``: not a constructor
-    argument) or copied to the next state
-    (``evolved``, ``dataclasses.replace``), and the snapshot codec leaves it out (``FACTS``).
-    Until it is built, ``units_in`` and ``units_of`` scan the roster and ``count_in`` and
-    ``occupied`` the positions, which is cheaper for the states that are asked only a question
-    or two (most states ``execute`` and replay go through). A plain frozen dataclass, so that
-    mypyc compiles it to a native class.
+    argument) or copied by ``dataclasses.replace``, and the snapshot codec leaves it out
+    (``FACTS``). ``evolved`` carries a built one to the next state while the positions stay,
+    and through a move or a retreat (``Occupancy.moved``): the states a command's events lead
+    through, from a listed state to the next one listed. Until it is built, ``units_in`` and
+    ``units_of`` scan the roster and ``count_in`` and ``occupied`` the positions, which is
+    cheaper for the states that are asked only a question or two (replay never builds one).
+    A plain frozen dataclass, so that mypyc compiles it to a native class.
     """
 
     options: Options = Options()
@@ -263,39 +315,53 @@ class GameState(Value):
         """The occupancy index of this state, built on first use."""
         occupancy = self._occupancy
         if occupancy is None:
-            occupancy = Occupancy(self.positions)
+            occupancy = Occupancy.of_positions(self.positions)
             object.__setattr__(self, "_occupancy", occupancy)
         return occupancy
 
     def evolved(self, changes: dict[str, Any]) -> GameState:
         """A copy with ``changes`` (field name → new value): ``dataclasses.replace`` without
-        its overhead, because every event makes one (replay speed). Spelled out field by
-        field, which mypyc compiles to direct slot reads and dict lookups; the cache is not
-        copied."""
-        return GameState(
-            changes.get("options", self.options),
-            changes.get("phase", self.phase),
-            changes.get("turn", self.turn),
-            changes.get("turn_number", self.turn_number),
-            changes.get("honor", self.honor),
-            changes.get("energy", self.energy),
-            changes.get("positions", self.positions),
-            changes.get("picked", self.picked),
-            changes.get("revealed", self.revealed),
-            changes.get("eliminated", self.eliminated),
-            changes.get("unrecallable", self.unrecallable),
-            changes.get("setups", self.setups),
-            changes.get("combat", self.combat),
-            changes.get("pending", self.pending),
-            changes.get("tokens", self.tokens),
-            changes.get("next_token", self.next_token),
-            changes.get("token_seed", self.token_seed),
-            changes.get("deadlines", self.deadlines),
-            changes.get("absent_since", self.absent_since),
-            changes.get("winner", self.winner),
-            changes.get("result", self.result),
-            changes.get("version", self.version),
+        its overhead, because every event makes one (replay speed). A copy of every field,
+        which mypyc compiles to direct slot reads, then the few an event changes set by name
+        (a name that is no field raises; a value is set as given, a None not read as an empty
+        dict as ``__init__`` reads it). A built index goes along while the positions stay;
+        with new positions, the index given with them (``changes["_occupancy"]``:
+        ``index_after_move``), or none."""
+        state = GameState(
+            self.options,
+            self.phase,
+            self.turn,
+            self.turn_number,
+            self.honor,
+            self.energy,
+            self.positions,
+            self.picked,
+            self.revealed,
+            self.eliminated,
+            self.unrecallable,
+            self.setups,
+            self.combat,
+            self.pending,
+            self.tokens,
+            self.next_token,
+            self.token_seed,
+            self.deadlines,
+            self.absent_since,
+            self.winner,
+            self.result,
+            self.version,
         )
+        if "positions" not in changes:
+            object.__setattr__(state, "_occupancy", self._occupancy)
+        for name, value in changes.items():
+            object.__setattr__(state, name, value)
+        return state
+
+    def index_after_move(self, units: tuple[str, ...], to: int) -> Occupancy | None:
+        """The occupancy index once ``units`` went to region ``to``, if this state's is built
+        (``Occupancy.moved``): what ``evolve`` passes ``evolved`` with a move's positions."""
+        index = self._occupancy
+        return None if index is None else index.moved(units, self.positions, to)
 
     # Without the index these scan the roster or the positions (plain loops: they run on every
     # event).
@@ -304,8 +370,7 @@ class GameState(Value):
         index = self._occupancy
         positions = self.positions
         if index is not None:
-            units = index.on_board if faction is None else index.of[faction]
-            return [u for u in units if positions[u] == region]
+            return index.units_in(positions, region, faction)
         # the roster is in R1 order: a scan of it needs no sort
         return [
             u

@@ -47,7 +47,7 @@ class Action:
         self.reveal = reveal
 
     def alone(self, unit: str) -> bool:
-        return self.units == (unit,)
+        return _only(self.units, unit)
 
 
 class MoveContext:
@@ -72,6 +72,16 @@ class MoveContext:
         self.flight = flight
         self.reveal = reveal
         self.use_power = use_power
+
+    def alone(self, unit: str) -> bool:
+        """Whether ``unit`` makes this move alone (asked of every candidate move the powers
+        judge)."""
+        return _only(self.units, unit)
+
+
+def _only(units: tuple[str, ...], unit: str) -> bool:
+    """``units == (unit,)``, without making the tuple."""
+    return len(units) == 1 and units[0] == unit
 
 
 def alone(state: GameState, unit: str) -> bool:

@@ -23,7 +23,7 @@ class Demeter(Power):
     def uses_power_on_move(self, state: GameState, move: MoveContext) -> bool:
         """She ends her move alone in an empty region of the Underworld."""
         return (
-            move.units == (self.unit,)
+            move.alone(self.unit)
             and BOARD.realm(move.destination) is Realm.UNDERWORLD
             and not state.occupied(move.destination)
         )

@@ -11,7 +11,7 @@ class Dionysus(Power):
     unit = "Dionysus"
 
     def may_reveal_for_move(self, state: GameState, move: MoveContext) -> bool:
-        return move.units == (self.unit,)
+        return move.alone(self.unit)
 
     def honor_penalty(self, state: GameState, action: Action, reason: str, penalty: int) -> int:
         revealed = self.unit in state.revealed or self.unit in action.reveal

@@ -35,7 +35,7 @@ class Erinyes(Power):
 
     def uses_power_on_move(self, state: GameState, move: MoveContext) -> bool:
         return (
-            move.units == (self.unit,)
+            move.alone(self.unit)
             and not state.count_in(move.destination, Faction.CHTHONIANS)
             and state.count_in(move.destination, Faction.OLYMPIANS) > 0
             and not BOARD.crosses_styx(move.origin, move.destination)
@@ -43,7 +43,7 @@ class Erinyes(Power):
         )
 
     def on_meeting(self, d: Decision, region: int, move: MoveContext) -> None:
-        if not move.use_power or move.units != (self.unit,):
+        if not move.use_power or not move.alone(self.unit):
             return
         side = Faction.CHTHONIANS
         if self.unit not in d.state.revealed:  # using a power reveals the unit (R3, R7)

@@ -12,12 +12,7 @@ from .base import MoveContext, Power
 
 class Flier(Power):
     def may_reveal_for_move(self, state: GameState, move: MoveContext) -> bool:
-        return move.flight and self._alone(move)
+        return move.flight and move.alone(self.unit)
 
     def flies(self, state: GameState, move: MoveContext) -> bool:
-        return self._alone(move) and (self.unit in state.revealed or self.unit in move.reveal)
-
-    def _alone(self, move: MoveContext) -> bool:
-        """Whether the flier moves alone (asked of every flight listed: no tuple made)."""
-        units = move.units
-        return len(units) == 1 and units[0] == self.unit
+        return move.alone(self.unit) and (self.unit in state.revealed or self.unit in move.reveal)

@@ -12,7 +12,7 @@ class Hermes(Power):
     unit = "Hermes"
 
     def takes_extra_steps(self, state: GameState, move: MoveContext) -> bool:
-        return move.units == (self.unit,) and not move.flight
+        return move.alone(self.unit) and not move.flight
 
     def stops_unstoppable_retreat(self, state: GameState) -> bool:
         return True
