@@ -180,14 +180,17 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     assert beyond.key == (alone, 200, 0)
 
 
-def test_walks_cost_what_execute_charges() -> None:
-    """Hermes' listed paths of one further step are judged without executing them: their Honor
-    and Energy are those of the events of executing them, as ``legal_actions`` used to count."""
-    walks = 0
-    for state in positions():
+def test_listed_moves_cost_what_execute_charges() -> None:
+    """A listed move's Honor (R4) and Styx Energy (R5) are those of the events of executing
+    it: each of Hermes' paths of one further step (R3), judged without being executed, and
+    every move of a sample of positions, judged with what a group's destinations share (its
+    Honor table, the ferrymen revealed before: ``Movers``). Crossings paid for and crossings
+    made free by a ferryman both among them."""
+    walks = paid = ferried = 0
+    for n, state in enumerate(positions()):
         for action in legal_actions(state, state.turn):
             command = action.command
-            if command.type != "move" or not command.steps:
+            if not isinstance(command, cmd.Move) or not (command.steps or n % 6 == 0):
                 continue
             events, _ = execute(state, command)
             side = command.side
@@ -200,8 +203,12 @@ def test_walks_cost_what_execute_charges() -> None:
                 if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
             )
             assert (action.honor, action.energy) == (honor, energy), (action, events)
-            walks += 1
-    assert walks > 100
+            walks += bool(command.steps)
+            origin = state.positions[command.units[0]]
+            if not command.fly and not command.steps and BOARD.crosses_styx(origin, command.to):
+                paid += energy > 0
+                ferried += energy == 0
+    assert walks > 100 and paid > 100 and ferried > 10, (walks, paid, ferried)
 
 
 def test_occupancy_index_answers_like_a_scan() -> None:

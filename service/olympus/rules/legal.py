@@ -382,9 +382,10 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
     positions = state.positions
     origins: dict[int, list[str]] = {}
     for unit in state.units_of(side):
-        here = origins.get(positions[unit])
+        region = positions[unit]
+        here = origins.get(region)
         if here is None:
-            origins[positions[unit]] = [unit]
+            origins[region] = [unit]
         else:
             here.append(unit)
     groups: list[tuple[tuple[str, ...], bool]] = []

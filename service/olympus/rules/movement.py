@@ -193,26 +193,23 @@ class Movers:
         """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
         if move.flight or not self._crossings[move.destination]:
             return 0
-        state = self.state
-        if move.reveal:
-            revealed, now = state.revealed, move.reveal
-            helpers = [u for u in state.units_of(move.faction) if u in revealed or u in now]
-            ferrymen = powers_of(helpers, "styx_free")
-        else:
-            ferrymen = self._ferrymen()
-        for power in ferrymen:
-            if power.styx_free(state, move):
+        for power in self._ferrymen(move.reveal):
+            if power.styx_free(self.state, move):
                 return 0
         return STYX_ENERGY
 
-    def _ferrymen(self) -> tuple[Power, ...]:
-        """The powers of the side's revealed units that may make a crossing free (R5), asked
-        once for all the group's crossings that reveal no one."""
-        ferrymen = self._revealed_ferrymen
-        if ferrymen is None:
-            state = self.state
-            revealed = [u for u in state.units_of(self.faction) if u in state.revealed]
-            ferrymen = self._revealed_ferrymen = powers_of(revealed, "styx_free")
+    def _ferrymen(self, now: frozenset[str]) -> tuple[Power, ...]:
+        """The powers of the side's units revealed before or by the move (``now``) that may
+        make a crossing free (R5); those revealed before, asked once for all the group's
+        crossings that reveal no one."""
+        if not now and self._revealed_ferrymen is not None:
+            return self._revealed_ferrymen
+        state = self.state
+        revealed = state.revealed
+        helpers = [u for u in state.units_of(self.faction) if u in revealed or u in now]
+        ferrymen = powers_of(helpers, "styx_free")
+        if not now:
+            self._revealed_ferrymen = ferrymen
         return ferrymen
 
 

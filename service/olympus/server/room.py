@@ -40,7 +40,7 @@ from olympus.rules import (
     strength_terms,
     waiting_reason,
 )
-from olympus.rules.events import encode_dict, stored_dict, to_dict
+from olympus.rules.events import encode, encode_dict, stored_dict, to_dict
 from olympus.rules.observation import observe_event, view
 from olympus.store import (
     EventStore,
@@ -171,7 +171,7 @@ class HeldLog:
         those very bytes (``encode`` packs as the msgpack codec does), any other is decoded
         and packed anew."""
         return [
-            data if here else encode_dict(to_dict(decode(data)))
+            data if here else encode(decode(data))
             for data, here in zip(self._data, self._here, strict=True)
         ]
 
