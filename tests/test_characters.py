@@ -1,6 +1,7 @@
 """R1: the 24 characters' printed values."""
 
 from olympus.rules.characters import BY_NAME, CHARACTERS, LEADER, ROSTER, Faction
+from olympus.rules.powers import powers_of
 
 
 def test_r1_table():
@@ -22,3 +23,17 @@ def test_r1_table():
     # the rulebook's implied strengths: Charon + Cronus = 8, Hermes + Poseidon = 8
     assert BY_NAME["Charon"].strength + BY_NAME["Cronus"].strength == 8
     assert BY_NAME["Hermes"].strength + BY_NAME["Poseidon"].strength == 8
+
+
+def test_powers_of_a_unit_alone_is_its_part_of_any_group():
+    """``powers_of`` keeps a unit's answer under its name and a group's under the tuple of its
+    units: however asked (a tuple, a list), around other groups' questions, a unit's powers
+    at a hook are those a group of it and another lists for it."""
+    names = [c.name for c in CHARACTERS]
+    for hook in (None, "honor_penalty", "uses_power_on_move", "styx_free", "flies"):
+        for a, b in zip(names, names[1:] + names[:1], strict=True):
+            pair = powers_of((a, b), hook)
+            alone = powers_of((a,), hook)
+            assert powers_of([a], hook) is alone
+            assert alone == tuple(p for p in pair if p.unit == a)
+            assert len(alone) <= 1 and all(p.unit == a for p in alone)

@@ -31,6 +31,8 @@ COMMANDS: list[Command] = [
     ("SET", "k", b"\x00\xffbytes"),
     ("EVALSHA", "abc", 2, "k1", "k2", 0, -17, 12345678901234, "", "Ünïcode {room}"),
     ("PING",),
+    ("SET", "long", b"x" * 1023, b"y" * 1024, "é" * 700),  # past the headers made once
+    ("DEL", *(f"k{n}" for n in range(70))),
 ]
 
 

@@ -39,9 +39,12 @@ def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...
     known = _POWERS_OF.get(hook)
     if known is None:
         known = _POWERS_OF[hook] = {}
-    found = known.get(group)
+    # One unit (most groups) is looked up by its name, whose hash the str keeps: a tuple's
+    # is worked out again at every lookup, and two equal tuples compared item by item.
+    key: str | tuple[str, ...] = group[0] if len(group) == 1 else group
+    found = known.get(key)
     if found is None:
-        found = known[group] = tuple(
+        found = known[key] = tuple(
             POWERS[u]
             for u in sorted(group, key=ORDER.__getitem__)
             if u in POWERS and (hook is None or _overrides(POWERS[u], hook))
@@ -49,7 +52,7 @@ def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...
     return found
 
 
-_POWERS_OF: Final[dict[str | None, dict[tuple[str, ...], tuple[Power, ...]]]] = {}
+_POWERS_OF: Final[dict[str | None, dict[str | tuple[str, ...], tuple[Power, ...]]]] = {}
 
 
 def _overrides(power: Power, hook: str) -> bool:
