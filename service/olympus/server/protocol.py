@@ -34,6 +34,9 @@ pack: Callable[[object], bytes] = msgpack.Packer(use_bin_type=True).pack
 
 # msgpack's positive fixints, packed: a message's ``seq`` is packed for every event frame.
 _FIXINTS: Final[tuple[bytes, ...]] = tuple([bytes([n]) for n in range(0x80)])
+# The first byte of an array, of a map, of fewer than 16 items (msgpack's fixarray, fixmap).
+_FIXARRAYS: Final[tuple[bytes, ...]] = tuple([bytes([0x90 | n]) for n in range(16)])
+_FIXMAPS: Final[tuple[bytes, ...]] = tuple([bytes([0x80 | n]) for n in range(16)])
 
 
 def pack_count(n: int) -> bytes:
@@ -52,7 +55,8 @@ def pack_count(n: int) -> bytes:
     return b"\xce" + n.to_bytes(4, "big")
 
 
-# The keys of the messages ``encode_with`` encodes, packed: a few names, in every frame.
+# The keys of the messages ``encode_with`` encodes, and their types' names (a ``legal``'s
+# "legal"), packed: a few names, in every frame.
 _PACKED_NAMES: Final[dict[str, bytes]] = {}
 
 
@@ -109,7 +113,7 @@ class Codec:
         if self.binary:
             n = len(items)
             if n < 16:
-                head = bytes([0x90 | n])
+                head = _FIXARRAYS[n]
             elif n < 1 << 16:
                 head = b"\xdc" + n.to_bytes(2, "big")
             else:
@@ -130,12 +134,14 @@ class Codec:
         ``message``) is that one, already encoded (``array`` of encoded entries, a value
         shared by several frames); a map of fewer than 16 keys."""
         if self.binary:
-            parts: list[bytes] = [bytes([0x80 | len(message)])]
+            parts: list[bytes] = [_FIXMAPS[len(message)]]
             for name, value in message.items():
                 parts.append(_packed_name(name))
                 given = encoded.get(name)
                 if given is not None:
                     parts.append(cast(bytes, given))
+                elif name == "type":
+                    parts.append(_packed_name(cast(str, value)))
                 elif type(value) is int:  # (not a bool)
                     parts.append(pack_count(value))
                 else:
