@@ -132,7 +132,9 @@ class Codec:
     def encode_with(self, message: Message, encoded: dict[str, Frame]) -> Frame:
         """``encode(message)`` where the value of each key in ``encoded`` (a placeholder in
         ``message``) is that one, already encoded (``array`` of encoded entries, a value
-        shared by several frames); a map of fewer than 16 keys."""
+        shared by several frames); a map of fewer than 16 keys. Its keys and its ``type``
+        (every message's, a name of the protocol like the keys) are packed once and kept
+        (``_packed_name``), its counts by ``pack_count``, other values by msgpack."""
         if self.binary:
             parts: list[bytes] = [_FIXMAPS[len(message)]]
             for name, value in message.items():
@@ -140,7 +142,7 @@ class Codec:
                 given = encoded.get(name)
                 if given is not None:
                     parts.append(cast(bytes, given))
-                elif name == "type":
+                elif name == "type":  # (a name: "legal", "game_over")
                     parts.append(_packed_name(cast(str, value)))
                 elif type(value) is int:  # (not a bool)
                     parts.append(pack_count(value))
