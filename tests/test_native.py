@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import olympus.rules
 import olympus.store
 from olympus import native
@@ -57,6 +59,24 @@ def test_the_compiled_core_runs_where_a_compiler_is() -> None:
     assert room.__file__.endswith(suffix)
     assert app.__file__.endswith(".py")  # not on the command path: interpreted, from the copy
     assert app.WEB_CLIENT == ROOT / "web_client"
+
+
+def test_a_build_is_made_again_when_its_compiler_flags_change(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """GCC and Clang get ``C_FLAGS`` (inlining within the library, the C API called without
+    PLT stubs), another compiler none; the digest covers them, so a build made with other
+    flags is not taken for current."""
+    digests = {}
+    for compiler in ("gcc", "x86_64-linux-gnu-gcc -pthread", "clang", "icx"):
+        monkeypatch.setenv("CC", compiler)
+        native.digest.cache_clear()
+        digests[compiler] = native.digest(native.CORE)
+        expected = [] if compiler == "icx" else list(native.C_FLAGS)
+        assert native._c_flags() == expected
+    native.digest.cache_clear()
+    assert digests["gcc"] == digests["clang"] == digests["x86_64-linux-gnu-gcc -pthread"]
+    assert digests["icx"] != digests["gcc"]
 
 
 def test_both_builds_play_the_same_games() -> None:
