@@ -65,18 +65,29 @@ def test_a_build_is_made_again_when_its_compiler_flags_change(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """GCC and Clang get ``C_FLAGS`` (inlining within the library, the C API called without
-    PLT stubs), another compiler none; the digest covers them, so a build made with other
-    flags is not taken for current."""
+    PLT stubs), another compiler none, and GCC's build is profile-guided; the digest covers
+    both, so a build made otherwise is not taken for current."""
     digests = {}
     for compiler in ("gcc", "x86_64-linux-gnu-gcc -pthread", "clang", "icx"):
         monkeypatch.setenv("CC", compiler)
         native.digest.cache_clear()
         digests[compiler] = native.digest(native.CORE)
-        expected = [] if compiler == "icx" else list(native.C_FLAGS)
-        assert native._c_flags() == expected
+        assert native._c_flags() == ([] if compiler == "icx" else list(native.C_FLAGS))
+        assert native._profile_guided() is ("gcc" in compiler)
     native.digest.cache_clear()
-    assert digests["gcc"] == digests["clang"] == digests["x86_64-linux-gnu-gcc -pthread"]
-    assert digests["icx"] != digests["gcc"]
+    assert digests["gcc"] == digests["x86_64-linux-gnu-gcc -pthread"]
+    assert len({digests["gcc"], digests["clang"], digests["icx"]}) == 3
+
+
+def test_the_training_games_run_on_the_compiled_core_only() -> None:
+    """The profile-guided build's training plays its games through the listing, the
+    observation and the packing (here one game, on this process's build); run interpreted
+    it refuses, since it would leave no profile and the build would go unguided unseen."""
+    if olympus.rules.COMPILED:
+        native.train(games=1)
+    child = _run(True, "-m", "olympus.native", "train")
+    assert child.returncode == 1
+    assert "did not load" in child.stderr
 
 
 def test_both_builds_play_the_same_games() -> None:
