@@ -132,7 +132,8 @@ def _sources(part: Part) -> list[Path]:
 
 @cache
 def digest(part: Part) -> str:
-    """What a build is valid for: the source it covers and the interpreter it was built for."""
+    """What a build is valid for: the source it covers, the interpreter it was built for and
+    how it was compiled (``C_FLAGS``, profile-guided or not)."""
     h = hashlib.sha256(sys.implementation.cache_tag.encode())
     h.update(" ".join(_c_flags()).encode())  # a build made otherwise is made again
     h.update(b" profile-guided" if _profile_guided() else b"")
