@@ -72,11 +72,16 @@ def main(argv: list[str] | None = None) -> int:
         "compiled": COMPILED,
         "python": sys.version.split()[0],
     }
-    print(json.dumps(report, indent=2))
-    if args.json:
-        with open(args.json, "w") as out:
-            json.dump(report, out, indent=2)
+    print_report(report, args.json)
     return 0
+
+
+def print_report(report: dict[str, object], path: str | None) -> None:
+    """``report`` printed, and written to ``path`` if one is given (``--json``)."""
+    print(json.dumps(report, indent=2))
+    if path:
+        with open(path, "w") as out:
+            json.dump(report, out, indent=2)
 
 
 if __name__ == "__main__":

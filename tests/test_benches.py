@@ -120,3 +120,17 @@ def test_the_legal_equivalence_check_passes_the_same_code_and_fails_another(
     assert compared.returncode != 0 and f"DIFFERENT at game:command {game}:{command}" in (
         compared.stderr
     )
+
+
+def test_the_lockstep_bench_times_each_build_against_the_first(tmp_path: Path) -> None:
+    """Two builds (here the same one twice) list the same positions in turns; each build's
+    figures are reported, the first's ratio to itself being 1."""
+    out = tmp_path / "out.json"
+    service = str(BENCH.parent / "service")
+    run = _run("lockstep.py", service, service, "--games", "2", "--rounds", "2", "--json", str(out))
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["turn_positions"] > 0 and report["actions"] > report["turn_positions"]
+    first, second = report["builds"]
+    assert first["ratio_median"] == 1.0 and second["ratio_median"] > 0
+    assert first["legal_turn_median_us"] > 0 and second["legal_turn_median_us"] > 0
