@@ -54,6 +54,18 @@ def turn_positions(games: int, seed: int) -> list[tuple[GameState, Faction]]:
     return positions
 
 
+def fresh(positions: list[tuple[GameState, Faction]]) -> list[tuple[GameState, Faction]]:
+    """``positions`` on fresh copies, with R7's shuffles the games drew forgotten (remembered
+    since 3b1416a): listing them then costs what a service's first listing of each does."""
+    getattr(importlib.import_module("olympus.rules.decide"), "_SHUFFLES", {}).clear()
+    return [(replace(state), seat) for state, seat in positions]
+
+
+def list_all(positions: list[tuple[GameState, Faction]]) -> int:
+    """``legal_actions`` of the seat to act in each position; how many actions in all."""
+    return sum(len(legal_actions(state, seat)) for state, seat in positions)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=20)
@@ -61,11 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", default=None, metavar="FILE", help="write the counts here")
     args = parser.parse_args(argv)
     positions = turn_positions(args.games, args.seed)
-    # R7's shuffles the games drew are remembered since 3b1416a: forgotten, so that the
-    # counted calls draw theirs as a service's first listing of a position does
-    getattr(importlib.import_module("olympus.rules.decide"), "_SHUFFLES", {}).clear()
-    fresh = [(replace(state), seat) for state, seat in positions]
-    actions = sum(len(legal_actions(state, seat)) for state, seat in fresh)  # the counted calls
+    actions = list_all(fresh(positions))  # the counted calls
     report = {
         "turn_positions": len(positions),
         "actions": actions,

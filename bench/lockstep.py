@@ -7,9 +7,10 @@ the box's moods more than the builds. Here each build runs in its own process, s
 used as ``olympus serve`` would use it). Every process records the same turn positions
 (``legal_instructions.turn_positions``: the same seed plays the same games as long as the
 lists are the same). Then the processes take turns: in each round every build lists every
-position once on fresh copies (thread CPU time), in an order that alternates from round to
-round, so that all builds see the same swings. The figure is the median over the rounds of
-each build's time divided by the first build's.
+position once on fresh copies (``legal_instructions.fresh``: as a service's first listing of
+each), in thread CPU time, in an order that alternates from round to round, so that all
+builds see the same swings. The figure is the median over the rounds of each build's time
+divided by the first build's.
 
     .venv/bin/python bench/lockstep.py /tmp/old/service service [--games 30] [--rounds 60]
         [--seed 11] [--json FILE]
@@ -28,12 +29,11 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import replace
 from pathlib import Path
 
-from legal_instructions import print_report, turn_positions
+from legal_instructions import fresh, list_all, print_report, turn_positions
 
-from olympus.rules import COMPILED, legal_actions
+from olympus.rules import COMPILED
 
 HERE = Path(__file__).resolve().parent
 
@@ -44,9 +44,9 @@ def worker(games: int, seed: int) -> None:
     positions = turn_positions(games, seed)
     print(json.dumps({"compiled": COMPILED, "positions": len(positions)}), flush=True)
     for _ in sys.stdin:
-        fresh = [(replace(state), seat) for state, seat in positions]
+        copies = fresh(positions)
         start = time.thread_time_ns()
-        actions = sum(len(legal_actions(state, seat)) for state, seat in fresh)
+        actions = list_all(copies)
         print(json.dumps({"ns": time.thread_time_ns() - start, "actions": actions}), flush=True)
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import olympus.rules
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 # bench, tiny arguments, the figures its --json must hold (None: it writes no --json)
@@ -132,5 +134,6 @@ def test_the_lockstep_bench_times_each_build_against_the_first(tmp_path: Path) -
     report = json.loads(out.read_text())
     assert report["turn_positions"] > 0 and report["actions"] > report["turn_positions"]
     first, second = report["builds"]
+    assert first["compiled"] is second["compiled"] is olympus.rules.COMPILED  # this build's
     assert first["ratio_median"] == 1.0 and second["ratio_median"] > 0
     assert first["legal_turn_median_us"] > 0 and second["legal_turn_median_us"] > 0
