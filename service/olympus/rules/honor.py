@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from .board import BOARD
 from .characters import FACTIONS, Faction
 from .powers import Action, MoveContext, Power, powers_of
@@ -43,6 +45,7 @@ _DIRECTIONS: Final = {
 }
 
 
+@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
 class MoveHonor:
     """The Honor of a group's moves from its region (R4), destination by destination: one
     decision, one penalty or bonus, the largest.

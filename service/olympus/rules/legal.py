@@ -13,6 +13,8 @@ from functools import cache
 from itertools import combinations
 from typing import Any, Final
 
+from mypy_extensions import mypyc_attr
+
 from . import combat
 from . import commands as cmd
 from . import events as ev
@@ -27,6 +29,7 @@ from .powers import POWERS, Action, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
 
+@mypyc_attr(acyclic=True)
 class LegalAction:
     """A legal command with what it costs at once: ``honor``, the Honor change (negative: a
     loss), and ``energy``, the Energy spent (positive: paid).
@@ -42,7 +45,10 @@ class LegalAction:
     Equality, hashing and repr are those of (command, honor, energy).
 
     One plain constructor (no ``__new__`` tricks), so that mypyc compiles it to a native class;
-    ``of`` wraps a command that is already built.
+    ``of`` wraps a command that is already built. Compiled, outside the cyclic garbage
+    collector (``acyclic``: dozens are made per listing; untracked, they are cheaper to make and
+    free and never bring a collection nearer): what it holds never refers back to it (a command
+    class, a pydantic command, its wire of plain values, ints and its key).
     """
 
     __slots__ = (
@@ -404,6 +410,7 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 _FLIERS: Final = frozenset(c.name for c in CHARACTERS if c.flier)
 
 
+@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 

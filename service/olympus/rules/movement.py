@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
 from .errors import IllegalCommand
@@ -18,6 +20,7 @@ STYX_ENERGY: Final = 2  # R5
 _NOBODY: Final[frozenset[str]] = frozenset()
 
 
+@mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
 class Refusal:
     """The first rule a judged move breaks (``Movers.verdict``): what its ``IllegalCommand``
     will say. ``legal_actions`` refuses many candidate moves and reads none of their refusals,
@@ -30,6 +33,7 @@ class Refusal:
         self.sentence = sentence
 
 
+@mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
 class MovePlan:
     """A legal move with everything it costs; ``decide`` turns it into events. (A plain class
     with slots, read-only by convention, like ``MoveContext``: ``legal_actions`` makes one per
@@ -82,6 +86,7 @@ def check_reveals(
     return revealing
 
 
+@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
 class Movers:
     """A group about to move: own units on the board standing together (R1-ordered, from
     ``origin``), with what judging a move of theirs asks of the group alone worked out once.
