@@ -13,7 +13,7 @@ from functools import cache
 from itertools import combinations
 from typing import Any, Final
 
-from mypy_extensions import mypyc_attr
+from mypy_extensions import i64, mypyc_attr
 
 from . import combat
 from . import commands as cmd
@@ -273,56 +273,48 @@ def _units_mask(units: tuple[str, ...]) -> int:
 _SPREAD: Final[tuple[int, int, int]] = (7, 13, 24)
 
 
-def _spread(packed: int) -> int:
-    """``packed`` with its high bits folded into its low ones, a bijection below 2**62."""
+def _spread(packed: i64) -> i64:
+    """``packed`` with its high bits folded into its low ones, a bijection below 2**62.
+    (``i64``: compiled, machine words throughout; interpreted, an int.)"""
     a, b, c = _SPREAD
     packed ^= packed >> a
     packed ^= packed >> b
     return packed ^ (packed >> c)
 
 
-# ``_spread`` is linear over the bits (a xor of shifts): the spread of fields packed in bits
-# apart is the xor of each field's own spread. So a key is made of a spread looked up per
-# field value, from these tables, and no packing or spreading per move: the units' spread
-# once per group (``units_key``), the rest per move.
-def _spread_field(at: int, values: int) -> tuple[int, ...]:
-    return tuple([_spread(value << at) for value in range(values)])
-
-
-_TO_KEY: Final = _spread_field(_TO_AT, len(BOARD.regions))
-_REVEAL_KEY: Final = _spread_field(_REVEAL_AT, len(ORDER) + 1)[1:]  # by the unit's ORDER
-_STEP_KEY: Final = _spread_field(_STEP_AT, len(BOARD.regions) + 1)[1:]  # by the step's region
-_FLY_KEY: Final = _spread(1 << _FLY_AT)
-_USE_POWER_KEY: Final = _spread(1 << (_FLY_AT + 1))
-_HONOR_KEY: Final = _spread_field(_HONOR_AT, 2 * _COST_OFFSET)  # by Honor + _COST_OFFSET
-_ENERGY_KEY: Final = _spread_field(_ENERGY_AT, 2 * _COST_OFFSET)  # by Energy + _COST_OFFSET
-
-
 def units_key(units: tuple[str, ...]) -> int:
     """The spread of ``units``' bits (``_units_mask``): the part of a move's key its group
-    gives, worked out once per group."""
+    gives, worked out once per group. (``_spread`` is linear over the bits, a xor of shifts:
+    the spread of fields packed in bits apart is the xor of each one's spread.)"""
     return _spread(_units_mask(units))
 
 
 def _move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> int | None:
     """``_spread`` of the move's fields and costs packed above its units' bits (``group_key``:
-    their ``units_key``), or None if one does not fit its range."""
+    their ``units_key``), or None if one does not fit its range.
+
+    Packed and spread in ``i64`` words, which the compiled code keeps in registers, where a
+    spread looked up per field from tables was an int unboxed at every lookup: the key's own
+    instructions fell by half (docs/performance.md)."""
     _, to, fly, reveal, use_power, steps = fields
     if len(reveal) > 1 or len(steps) > 1:
         return None
     if not (-_COST_OFFSET <= honor < _COST_OFFSET and -_COST_OFFSET <= energy < _COST_OFFSET):
         return None
-    key = group_key ^ _TO_KEY[to] ^ _HONOR_KEY[honor + _COST_OFFSET]
-    key ^= _ENERGY_KEY[energy + _COST_OFFSET]
+    packed: i64 = i64(to) << _TO_AT
+    packed |= i64(honor + _COST_OFFSET) << _HONOR_AT
+    packed |= i64(energy + _COST_OFFSET) << _ENERGY_AT
     if reveal:
-        key ^= _REVEAL_KEY[ORDER[reveal[0]]]
+        packed |= i64(ORDER[reveal[0]] + 1) << _REVEAL_AT
     if steps:
-        key ^= _STEP_KEY[steps[0]]
+        packed |= i64(steps[0] + 1) << _STEP_AT
+    flags: i64 = 0  # (a variable: mypyc's C would shift a constant 1 as a 32-bit int)
     if fly:
-        key ^= _FLY_KEY
+        flags |= 1
     if use_power:
-        key ^= _USE_POWER_KEY
-    return key
+        flags |= 2
+    packed |= flags << _FLY_AT
+    return group_key ^ _spread(packed)
 
 
 def listed_move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> object:
