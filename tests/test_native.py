@@ -26,7 +26,7 @@ import olympus.store
 from olympus import native
 from olympus.bots import play_random_game
 from olympus.rules import GameState, Options, Phase, legal, legal_actions
-from olympus.rules.movement import Movers
+from olympus.rules.movement import MovePlan, Movers, Refusal
 from olympus.rules.powers import Action
 from olympus.server import app, room
 
@@ -82,12 +82,16 @@ def test_the_listings_objects_are_made_outside_the_collector() -> None:
     play_random_game(random.Random(5), Options(), 200, observe=keep)
     state = turns[-1]
     side = state.turn
-    unit = state.units_of(side)[0]
-    movers = Movers(state, side, (unit,), state.positions[unit])
-    group = legal._Group(state, side, (unit,), False)
-    move = movers.move(legal._destinations(movers.origin, False)[0])
-    made = [movers, movers.honor, group, move, movers.verdict(move), legal_actions(state, side)[0]]
-    made.append(Action(side, (unit,), "move"))
+    plain = {"type": "move", "reveal": [], "use_power": False}
+    listed = next(a for a in legal_actions(state, side) if plain.items() <= a.wire.items())
+    units, to = tuple(listed.wire["units"]), listed.wire["to"]
+    movers = Movers.of(state, side, units)
+    move = movers.move(to, listed.wire["fly"])
+    plan = movers.verdict(move)
+    refusal = movers.verdict(movers.move(movers.origin))  # not a move: the same region
+    assert isinstance(plan, MovePlan) and isinstance(refusal, Refusal)
+    group = legal._Group(state, side, units, listed.wire["fly"])
+    made = [movers, movers.honor, group, move, plan, refusal, listed, Action(side, units, "move")]
     compiled = olympus.rules.COMPILED
     assert [gc.is_tracked(o) for o in made] == [not compiled] * len(made)
 
