@@ -1,7 +1,9 @@
 """R1: the 24 characters' printed values."""
 
+from itertools import pairwise
+
 from olympus.rules.characters import BY_NAME, CHARACTERS, LEADER, ROSTER, Faction
-from olympus.rules.powers import powers_of
+from olympus.rules.powers import POWERS, group_powers, powers_of
 
 
 def test_r1_table():
@@ -37,3 +39,17 @@ def test_powers_of_a_unit_alone_is_its_part_of_any_group():
             assert powers_of([a], hook) is alone
             assert alone == tuple(p for p in pair if p.unit == a)
             assert len(alone) <= 1 and all(p.unit == a for p in alone)
+
+
+def test_a_groups_powers_are_its_answers_to_each_hook() -> None:
+    """``group_powers`` answers once per group what moving it asks of ``powers_of``, a hook at
+    a time, and the flier is the power of a unit alone (only a single flier may fly)."""
+    names = [c.name for c in CHARACTERS]
+    for group in [*((n,) for n in names), *pairwise(names)]:
+        powers = group_powers(group)
+        assert group_powers(tuple(list(group))) is powers  # an equal tuple, another object
+        assert powers.honor_penalty == powers_of(group, "honor_penalty")
+        assert powers.uses_power_on_move == powers_of(group, "uses_power_on_move")
+        assert powers.takes_extra_steps == powers_of(group, "takes_extra_steps")
+        assert powers.flier is (POWERS.get(group[0]) if len(group) == 1 else None)
+    assert [p.unit for p in group_powers(("Hermes",)).takes_extra_steps] == ["Hermes"]

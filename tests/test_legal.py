@@ -155,8 +155,8 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     )
     for mask, to, fly, reveal, use_power, steps, honor, energy in combos:
         fields = ((), to, fly, reveal, use_power, steps)
-        key = legal._move_key(legal._spread(mask), fields, honor, energy)
-        assert key is not None and 0 <= key < 2**62
+        key = legal.listed_move_key(legal._spread(mask), fields, honor, energy)
+        assert isinstance(key, int) and 0 <= key < 2**62
         packed = (
             mask
             | to << legal._TO_AT
@@ -172,10 +172,10 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
     alone = ((first,), 1, False, (), False, ())
     group_key = legal.units_key((first,))
-    assert legal._move_key(group_key, alone, 128, 0) is None
-    assert legal._move_key(group_key, alone, 0, -129) is None
+    assert legal.listed_move_key(group_key, alone, 128, 0) == (alone, 128, 0)
+    assert legal.listed_move_key(group_key, alone, 0, -129) == (alone, 0, -129)
     two_revealed = ((first,), 1, False, (first, last), False, ())
-    assert legal._move_key(group_key, two_revealed, 0, 0) is None
+    assert legal.listed_move_key(group_key, two_revealed, 0, 0) == (two_revealed, 0, 0)
     beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
     assert beyond.key == (alone, 200, 0)
 

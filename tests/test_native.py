@@ -70,7 +70,8 @@ def test_the_compiled_core_runs_where_a_compiler_is() -> None:
 def test_the_listings_objects_are_made_outside_the_collector() -> None:
     """Compiled, the objects a listing makes per candidate move and per group are not tracked
     by the cyclic garbage collector (``mypyc_attr(acyclic=True)``); interpreted, the decorator
-    changes nothing. Each is made here as ``legal_actions`` makes it. (The free list of one,
+    changes nothing. Each is made here as ``legal_actions`` makes it (a group's powers are
+    made once per group of units and kept: ``group_powers``). (The free list of one,
     ``free_list_len=1``, cannot be told from outside: Python's allocator also hands out the
     block freed last.)"""
     turns: list[GameState] = []
@@ -91,7 +92,8 @@ def test_the_listings_objects_are_made_outside_the_collector() -> None:
     refusal = movers.verdict(movers.move(movers.origin))  # not a move: the same region
     assert isinstance(plan, MovePlan) and isinstance(refusal, Refusal)
     group = legal._Group(state, side, units, listed.wire["fly"])
-    made = [movers, movers.honor, group, move, plan, refusal, listed, Action(side, units, "move")]
+    made = [movers, movers.honor, movers.powers, group, move, plan, refusal, listed]
+    made.append(Action(side, units, "move"))
     compiled = olympus.rules.COMPILED
     assert [gc.is_tracked(o) for o in made] == [not compiled] * len(made)
 

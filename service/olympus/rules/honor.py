@@ -45,7 +45,7 @@ _DIRECTIONS: Final = {
 }
 
 
-@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
+@mypyc_attr(acyclic=True, free_list_len=1)  # one per group (Movers: why)
 class MoveHonor:
     """The Honor of a group's moves from its region (R4), destination by destination: one
     decision, one penalty or bonus, the largest.
@@ -59,14 +59,20 @@ class MoveHonor:
     __slots__ = ("_adjusters", "_enemies", "_ways", "faction", "state", "units")
 
     def __init__(
-        self, state: GameState, faction: Faction, units: tuple[str, ...], origin: int
+        self,
+        state: GameState,
+        faction: Faction,
+        units: tuple[str, ...],
+        origin: int,
+        adjusters: tuple[Power, ...],
     ) -> None:
+        """``adjusters``: the powers of ``units`` that adjust a penalty (``GroupPowers``)."""
         self.state = state
         self.faction = faction
         self.units = units
         self._enemies = state.occupancy.counts[faction.enemy]
         self._ways = _DIRECTIONS[faction][origin]  # +1 forward, -1 backward, 0 sideways
-        self._adjusters = powers_of(units, "honor_penalty")
+        self._adjusters = adjusters
 
     def of(self, move: MoveContext) -> tuple[int, str]:
         """(delta, reason) of ``move`` by these units: reason ``move`` or ``attack``, delta

@@ -228,9 +228,7 @@ _COMMIT_GIVEN: Final[tuple[str, ...]] = ("maneuver", "energy", "reveal")
 _MOVE: Final = cmd.Move  # read once per listed move: a constant, not a module attribute
 
 
-def _move_fields(
-    move: MoveContext, reveal: tuple[str, ...], steps: tuple[int, ...] = ()
-) -> MoveFields:
+def _move_fields(move: MoveContext, reveal: tuple[str, ...], steps: tuple[int, ...]) -> MoveFields:
     """The listed ``cmd.Move`` of ``move``'s fields, as a client sends them."""
     return (move.units, move.destination, move.flight, reveal, move.use_power, steps)
 
@@ -289,14 +287,24 @@ def units_key(units: tuple[str, ...]) -> int:
     return _spread(_units_mask(units))
 
 
-def _move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> int | None:
+def _move_key(
+    group_key: int,
+    to: int,
+    fly: bool,
+    reveal: tuple[str, ...],
+    use_power: bool,
+    steps: tuple[int, ...],
+    honor: int,
+    energy: int,
+) -> int | None:
     """``_spread`` of the move's fields and costs packed above its units' bits (``group_key``:
     their ``units_key``), or None if one does not fit its range.
 
     Packed and spread in ``i64`` words, which the compiled code keeps in registers, where a
     spread looked up per field from tables was an int unboxed at every lookup: the key's own
-    instructions fell by half (docs/performance.md)."""
-    _, to, fly, reveal, use_power, steps = fields
+    instructions fell by half (docs/performance.md). The fields come one by one, as a
+    listing has them (``listed_key``): no tuple of them is made for a listed move whose entry
+    is held."""
     if len(reveal) > 1 or len(steps) > 1:
         return None
     if not (-_COST_OFFSET <= honor < _COST_OFFSET and -_COST_OFFSET <= energy < _COST_OFFSET):
@@ -320,15 +328,38 @@ def _move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> in
 def listed_move_key(group_key: int, fields: MoveFields, honor: int, energy: int) -> object:
     """``LegalAction.key`` of the listed move of ``fields`` and costs (``group_key``: its
     units' ``units_key``): the int, or beyond its ranges the tuple of its fields and costs."""
-    key: object = _move_key(group_key, fields, honor, energy)
+    _, to, fly, reveal, use_power, steps = fields
+    key: object = _move_key(group_key, to, fly, reveal, use_power, steps, honor, energy)
     return (fields, honor, energy) if key is None else key
 
 
+def listed_key(
+    move: MoveContext,
+    group_key: int,
+    reveal: tuple[str, ...],
+    steps: tuple[int, ...],
+    honor: int,
+    energy: int,
+) -> object:
+    """``listed_move_key`` of a move as ``Listing.move`` is given it: the same key, without
+    the tuple of its fields unless it is beyond the int's ranges."""
+    key: object = _move_key(
+        group_key, move.destination, move.flight, reveal, move.use_power, steps, honor, energy
+    )
+    return (_move_fields(move, reveal, steps), honor, energy) if key is None else key
+
+
 def listed_move(
-    move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
+    move: MoveContext,
+    group_key: int,
+    reveal: tuple[str, ...],
+    steps: tuple[int, ...],
+    honor: int,
+    energy: int,
 ) -> LegalAction:
     """The ``LegalAction`` of a listed move (``Listing.move``)."""
-    given = _WALK_GIVEN if fields[5] else _MOVE_GIVEN
+    given = _WALK_GIVEN if steps else _MOVE_GIVEN
+    fields = _move_fields(move, reveal, steps)
     return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, group_key)
 
 
@@ -342,10 +373,17 @@ class Listing:
     instructions of the ~8,800 a listed move costs in all (docs/performance.md)."""
 
     def move(
-        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
+        self,
+        move: MoveContext,
+        group_key: int,
+        reveal: tuple[str, ...],
+        steps: tuple[int, ...],
+        honor: int,
+        energy: int,
     ) -> None:
         """A legal move: ``move`` judged, ``group_key`` its units' part of its key
-        (``units_key``), ``fields`` its listed fields (``MoveFields``), and its costs."""
+        (``units_key``), the units it reveals for their power, its further steps (Hermes),
+        and its costs: its listed fields are ``move``'s and these (``MoveFields``)."""
         raise NotImplementedError
 
     def extend(self, actions: list[LegalAction]) -> None:
@@ -360,9 +398,15 @@ class ListedActions(Listing):
         self.actions: list[LegalAction] = []
 
     def move(
-        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
+        self,
+        move: MoveContext,
+        group_key: int,
+        reveal: tuple[str, ...],
+        steps: tuple[int, ...],
+        honor: int,
+        energy: int,
     ) -> None:
-        self.actions.append(listed_move(move, group_key, fields, honor, energy))
+        self.actions.append(listed_move(move, group_key, reveal, steps, honor, energy))
 
     def extend(self, actions: list[LegalAction]) -> None:
         self.actions += actions
@@ -402,7 +446,7 @@ def _groups(state: GameState, side: Faction) -> list[tuple[tuple[str, ...], bool
 _FLIERS: Final = frozenset(c.name for c in CHARACTERS if c.flier)
 
 
-@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
+@mypyc_attr(acyclic=True, free_list_len=1)  # one per group (Movers: why)
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
@@ -414,9 +458,9 @@ class _Group:
         self.group_key = units_key(units)  # its moves' keys' part
         self.fly = fly
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
-        movers = self.movers.units
-        self.users = powers_of(movers, "uses_power_on_move")
-        self.walks = not fly and len(movers) == 1 and bool(powers_of(movers, "takes_extra_steps"))
+        powers = self.movers.powers
+        self.users = powers.uses_power_on_move
+        self.walks = not fly and len(units) == 1 and bool(powers.takes_extra_steps)
 
     @property
     def destinations(self) -> tuple[int, ...]:
@@ -456,8 +500,7 @@ def _destination_moves(
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, Refusal):
             continue
-        fields = _move_fields(variant, reveal)
-        listing.move(variant, group.group_key, fields, plan.honor, plan.energy)
+        listing.move(variant, group.group_key, reveal, (), plan.honor, plan.energy)
         if group.walks and not state.occupied(to):
             _extra_steps(listing, state, plan, group.group_key, reveal)
 
@@ -529,8 +572,7 @@ def _extra_steps(
         if isinstance(further, Refusal):
             continue
         honor_, energy_ = honor + further.honor, energy + further.energy
-        fields = _move_fields(plan.move, reveal, (step,))
-        listing.move(plan.move, group_key, fields, honor_, energy_)
+        listing.move(plan.move, group_key, reveal, (step,), honor_, energy_)
 
 
 # The commitment lists of the combat positions seen, by everything they are made of: a combat

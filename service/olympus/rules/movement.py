@@ -11,7 +11,7 @@ from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
 from .errors import IllegalCommand
 from .honor import MoveHonor
-from .powers import POWERS, MoveContext, Power, powers_of
+from .powers import POWERS, GroupPowers, MoveContext, Power, group_powers, powers_of
 from .state import GameState
 
 STACK_LIMIT: Final = 4  # R6
@@ -86,7 +86,10 @@ def check_reveals(
     return revealing
 
 
-@mypyc_attr(acyclic=True)  # one per group: out of the collector (MoveContext: why)
+# One per group: out of the collector (MoveContext: why), and from the instance freed last,
+# as are its ``MoveHonor`` and the listing's ``_Group``: a group's are made while the group
+# before is still held, so the free list keeps the group's before that.
+@mypyc_attr(acyclic=True, free_list_len=1)
 class Movers:
     """A group about to move: own units on the board standing together (R1-ordered, from
     ``origin``), with what judging a move of theirs asks of the group alone worked out once.
@@ -107,6 +110,7 @@ class Movers:
         "faction",
         "honor",
         "origin",
+        "powers",
         "state",
         "units",
     )
@@ -132,8 +136,9 @@ class Movers:
         self._crossings = BOARD.crossings[self.origin]  # R5: to each region, over the Styx?
         self._adjacent = BOARD.adjacency[self.origin]  # to each region, a step?
         self._energy = state.energy[faction]
-        self._flier = POWERS.get(movers[0]) if len(movers) == 1 else None  # who may fly
-        self.honor = MoveHonor(state, faction, movers, self.origin)
+        self.powers: GroupPowers = group_powers(movers)
+        self._flier = self.powers.flier  # who may fly
+        self.honor = MoveHonor(state, faction, movers, self.origin, self.powers.honor_penalty)
         self._revealed_ferrymen: tuple[Power, ...] | None = None  # (``_ferrymen``)
 
     def move(
@@ -166,7 +171,7 @@ class Movers:
             return Refusal("same_region", "The units are already there.")
         newly = self._revealing(move, reveal) if reveal else ()
         if move.use_power and not any(
-            p.uses_power_on_move(state, move) for p in powers_of(movers)
+            p.uses_power_on_move(state, move) for p in self.powers.uses_power_on_move
         ):
             return Refusal("no_power_to_use", "None of these units has a power to use here.")
         if move.flight:

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from olympus.rules import Command, Faction, LegalAction, Listing, SetupRules, parse_command
 from olympus.rules.commands import SERVICE_FIELDS
-from olympus.rules.legal import MoveFields, listed_move, listed_move_key
+from olympus.rules.legal import listed_key, listed_move
 from olympus.rules.powers import MoveContext
 from olympus.store import command_digest
 
@@ -277,13 +277,19 @@ class EncodedListing(Listing):
         self.entries: list[Frame] = []
 
     def move(
-        self, move: MoveContext, group_key: int, fields: MoveFields, honor: int, energy: int
+        self,
+        move: MoveContext,
+        group_key: int,
+        reveal: tuple[str, ...],
+        steps: tuple[int, ...],
+        honor: int,
+        energy: int,
     ) -> None:
         held = self.held
-        key = listed_move_key(group_key, fields, honor, energy)
+        key = listed_key(move, group_key, reveal, steps, honor, energy)
         entry = held.get(key)
         if entry is None:
-            action = listed_move(move, group_key, fields, honor, energy)
+            action = listed_move(move, group_key, reveal, steps, honor, energy)
             entry = _hold(self.codec, held, key, action)
         self.entries.append(entry)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from .base import Action, MoveContext, Power
-from .registry import POWERS, powers_of, register
+from .registry import POWERS, GroupPowers, group_powers, powers_of, register
 
 
 def _load_characters() -> None:
@@ -16,4 +16,13 @@ def _load_characters() -> None:
             importlib.import_module(f"{__name__}.{module.name}")
 
 
-__all__ = ["POWERS", "Action", "MoveContext", "Power", "powers_of", "register"]
+__all__ = [
+    "POWERS",
+    "Action",
+    "GroupPowers",
+    "MoveContext",
+    "Power",
+    "group_powers",
+    "powers_of",
+    "register",
+]

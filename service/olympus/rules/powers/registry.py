@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final
 
+from mypy_extensions import mypyc_attr
+
 from ..characters import ORDER
 from .base import Power
 
@@ -21,6 +23,7 @@ def register(cls: type[Power]) -> None:
     power = cls()
     POWERS[power.unit] = power
     _POWERS_OF.clear()
+    _GROUPS.clear()
 
 
 def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...]:
@@ -58,3 +61,32 @@ _POWERS_OF: Final[dict[str | None, dict[str | tuple[str, ...], tuple[Power, ...]
 def _overrides(power: Power, hook: str) -> bool:
     """Whether ``power`` changes the rules at ``hook`` (the name of a ``Power`` method)."""
     return getattr(type(power), hook) is not getattr(Power, hook)
+
+
+@mypyc_attr(acyclic=True)  # holds only powers, which refer to nothing of it
+class GroupPowers:
+    """What moving a group asks of its units' powers, whatever the state: who may fly, who
+    adjusts its Honor penalties, who may use a power on the move, who may take further steps.
+    ``legal_actions`` forms a few dozen groups per position, each asked all of these: one
+    lookup (``group_powers``) where each was a ``powers_of`` question of its own."""
+
+    __slots__ = ("flier", "honor_penalty", "takes_extra_steps", "uses_power_on_move")
+
+    def __init__(self, units: tuple[str, ...]) -> None:
+        self.flier = POWERS.get(units[0]) if len(units) == 1 else None  # a flier flies alone
+        self.honor_penalty = powers_of(units, "honor_penalty")
+        self.uses_power_on_move = powers_of(units, "uses_power_on_move")
+        self.takes_extra_steps = powers_of(units, "takes_extra_steps")
+
+
+def group_powers(units: tuple[str, ...]) -> GroupPowers:
+    """The ``GroupPowers`` of ``units`` (R1-ordered), remembered as ``powers_of``'s answers
+    are: a group of one by its unit's name."""
+    key: str | tuple[str, ...] = units[0] if len(units) == 1 else units
+    found = _GROUPS.get(key)
+    if found is None:
+        found = _GROUPS[key] = GroupPowers(units)
+    return found
+
+
+_GROUPS: Final[dict[str | tuple[str, ...], GroupPowers]] = {}
