@@ -43,6 +43,7 @@ from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
 from olympus.rules.characters import BY_NAME, CHARACTERS, ORDER
+from olympus.rules.powers import MoveContext
 
 GAMES = 12
 MAX_COMMANDS = 300
@@ -136,9 +137,9 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
 
 def test_a_moves_key_packs_each_field_apart() -> None:
     """Every combination of each field's extreme values packs to a key of its own (no field
-    overlaps another's bits): the spread of the fields packed (made of the spread of each
-    field, looked up: ``_spread`` is linear); and a move beyond the ranges has no int key: its
-    key is then the tuple of its fields and costs."""
+    overlaps another's bits): the spread of the fields packed; and a move beyond the ranges has
+    no int key: its key is then the tuple of its fields and costs. A listing's key, made from
+    the judged ``MoveContext`` (``listed_key``), is the one its listed action has."""
     first, last = CHARACTERS[0].name, CHARACTERS[-1].name
     regions = len(BOARD.regions)
     masks = (legal._units_mask((first,)), legal._units_mask((first, last)))
@@ -178,6 +179,11 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     assert legal.listed_move_key(group_key, two_revealed, 0, 0) == (two_revealed, 0, 0)
     beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
     assert beyond.key == (alone, 200, 0)
+    move = MoveContext(Faction.OLYMPIANS, (first,), 0, 1, False, frozenset(), False)
+    for honor in (0, 128):  # in the int's range, and beyond it
+        listed = legal.listed_move(move, group_key, (), (), honor, 0)
+        assert legal.listed_key(move, group_key, (), (), honor, 0) == listed.key
+        assert listed.key == legal.listed_move_key(group_key, alone, honor, 0)
 
 
 def test_listed_moves_cost_what_execute_charges() -> None:

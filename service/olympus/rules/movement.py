@@ -104,7 +104,6 @@ class Movers:
         "_adjacent",
         "_crossings",
         "_energy",
-        "_flier",
         "_own",
         "_revealed_ferrymen",
         "faction",
@@ -136,8 +135,7 @@ class Movers:
         self._crossings = BOARD.crossings[self.origin]  # R5: to each region, over the Styx?
         self._adjacent = BOARD.adjacency[self.origin]  # to each region, a step?
         self._energy = state.energy[faction]
-        self.powers: GroupPowers = group_powers(movers)
-        self._flier = self.powers.flier  # who may fly
+        self.powers: GroupPowers = group_powers(movers)  # who may fly, adjust, use, walk on
         self.honor = MoveHonor(state, faction, movers, self.origin, self.powers.honor_penalty)
         self._revealed_ferrymen: tuple[Power, ...] | None = None  # (``_ferrymen``)
 
@@ -175,7 +173,7 @@ class Movers:
         ):
             return Refusal("no_power_to_use", "None of these units has a power to use here.")
         if move.flight:
-            power = self._flier
+            power = self.powers.flier
             if power is None or not power.flies(state, move):
                 return Refusal(
                     "cannot_fly", "Only a single flier, revealed before or by this move, may fly."
