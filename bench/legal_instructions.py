@@ -1,5 +1,6 @@
-"""The turn positions of seeded random games, each listed once by ``legal_actions``: a workload
-to count instructions of, under callgrind, where timings on a shared box drift by a fifth.
+"""The turn positions of seeded random games (or their combat positions, ``--phase combat``),
+each listed once by ``legal_actions``: a workload to count instructions of, under callgrind,
+where timings on a shared box drift by a fifth.
 
     valgrind --tool=callgrind --toggle-collect=CPyPy_legal___legal_actions \\
         .venv/bin/python bench/legal_instructions.py --games 20
@@ -12,7 +13,8 @@ built in the counted call, as ``rules_bench.py`` times it. The same
 seed plays the same games as long as the lists are the same (``legal_equivalence.py`` checks
 that), so two builds can be compared by their ``I refs``.
 
-    .venv/bin/python bench/legal_instructions.py [--games 20] [--seed 11] [--json FILE]
+    .venv/bin/python bench/legal_instructions.py [--games 20] [--seed 11] [--phase turn|combat]
+        [--json FILE]
 """
 
 from __future__ import annotations
@@ -37,15 +39,19 @@ from olympus.rules import (
 )
 
 
-def turn_positions(games: int, seed: int) -> list[tuple[GameState, Faction]]:
+def playout_positions(
+    games: int, seed: int, phase: str = "turn"
+) -> list[tuple[GameState, Faction]]:
     """(state, seat to act) of every turn position (no combat, no pending choice) of ``games``
-    playouts (``playout_bench.playout``)."""
+    playouts (``playout_bench.playout``); of every combat position (a seat to commit, no
+    choice pending) for ``phase`` "combat"."""
     rng = random.Random(seed)
     positions: list[tuple[GameState, Faction]] = []
+    in_combat = phase == "combat"
 
     def noted(state: GameState, seat: Faction, rng: random.Random) -> LegalAction | None:
         action = random_legal_action(state, seat, rng)
-        if action is not None and state.combat is None and not state.pending:
+        if action is not None and (state.combat is not None) is in_combat and not state.pending:
             positions.append((state, seat))
         return action
 
@@ -70,12 +76,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--games", type=int, default=20)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--phase", choices=("turn", "combat"), default="turn")
     parser.add_argument("--json", default=None, metavar="FILE", help="write the counts here")
     args = parser.parse_args(argv)
-    positions = turn_positions(args.games, args.seed)
+    positions = playout_positions(args.games, args.seed, args.phase)
     actions = list_all(fresh(positions))  # the counted calls
     report = {
-        "turn_positions": len(positions),
+        f"{args.phase}_positions": len(positions),
         "actions": actions,
         "compiled": COMPILED,
         "python": sys.version.split()[0],

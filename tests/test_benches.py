@@ -26,6 +26,11 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
     ("playout_bench.py", ["--games", "3"], {"games_per_s", "positions_per_s"}),
     ("legal_instructions.py", ["--games", "2"], {"turn_positions", "actions"}),
     (
+        "legal_instructions.py",
+        ["--games", "2", "--phase", "combat"],
+        {"combat_positions", "actions"},
+    ),
+    (
         "command_path_bench.py",
         ["--rooms", "2", "--commands", "50", "--runs", "1"],
         {"service_ms_per_command", "bot_ms_per_command", "legal_frames_us_per_command"},

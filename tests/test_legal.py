@@ -242,7 +242,7 @@ def test_occupancy_index_answers_like_a_scan() -> None:
                 assert indexed.units_in(region, faction) == ours
                 assert scanned.units_in(region, faction) == ours
                 indexed.units_in(region, faction).append("Zeus")  # the caller's own list:
-                assert indexed.units_in(region, faction) == ours  # the kept answer stays
+                assert indexed.units_in(region, faction) == ours  # the index is untouched
                 assert indexed.count_in(region, faction) == scanned.count_in(region, faction)
         assert indexed == scanned and repr(indexed) == repr(scanned)
         for copy in (
@@ -256,7 +256,7 @@ def test_occupancy_index_answers_like_a_scan() -> None:
 
 def _index(state: GameState) -> tuple[object, ...]:
     index = state.occupancy
-    return (index.on_board, index.of, index.counts)
+    return (index.on_board, index.of, index.counts, index.where)
 
 
 def _ask_every_region(state: GameState) -> list[list[str]]:

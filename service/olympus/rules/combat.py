@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from . import events as ev
 from .board import BOARD
@@ -225,7 +225,7 @@ def base_strengths(state: GameState) -> dict[Faction, int]:
 def energy_limit(state: GameState, faction: Faction) -> int:
     """R8: 6 per own unit in the combat, after Moirae and Nyx, never above the stock."""
     region = current(state).region
-    limit = ENERGY_PER_UNIT * len(state.units_in(region, faction))
+    limit = ENERGY_PER_UNIT * state.count_in(region, faction)
     for power in powers_of(state.units_in(region)):
         limit = power.energy_limit(state, region, faction, limit)
     return max(0, min(limit, state.energy[faction]))
@@ -271,32 +271,35 @@ def sees_commitment(state: GameState, faction: Faction) -> bool:
 
 def commitment_honor(state: GameState, faction: Faction, commitment: Commitment) -> int:
     """The Honor a commitment costs when revealed (a positive number of points)."""
-    return commitment_prices(state, faction).honor(commitment.maneuver, commitment.energy)
+    prices = commitment_prices(state, faction)
+    return commitment_price(prices, commitment.maneuver, commitment.energy)
 
 
-class CommitmentPrices(NamedTuple):
-    """What any commitment of a side costs in Honor in one state (R8), after the powers: the
-    penalty of an all-out maneuver and that of Energy beyond the free amount. A value, so that
-    ``legal_actions`` can price every maneuver and amount from it, and recognise a combat
-    position whose commitments it has listed before."""
+# What any commitment of a side costs in Honor in one state (R8), after the powers: the
+# penalty of an all-out maneuver and that of Energy beyond the free amount. A value, so that
+# ``legal_actions`` can price every maneuver and amount from it (``commitment_price``), and
+# recognise a combat position whose commitments it has listed before. A plain tuple: a
+# NamedTuple's constructor is interpreted Python, 5 % of listing a combat position.
+CommitmentPrices = tuple[int, int]
 
-    all_out: int
-    energy: int
 
-    def honor(self, maneuver: Maneuver, energy: int) -> int:
-        return (self.all_out if maneuver in ALL_OUT else 0) + (
-            self.energy if energy > FREE_ENERGY else 0
-        )
+def commitment_price(prices: CommitmentPrices, maneuver: Maneuver, energy: int) -> int:
+    """The Honor (a positive number of points) a commitment of ``maneuver`` and ``energy``
+    costs at ``prices``."""
+    all_out, beyond_free = prices
+    return (all_out if maneuver in ALL_OUT else 0) + (beyond_free if energy > FREE_ENERGY else 0)
 
 
 def commitment_prices(state: GameState, faction: Faction) -> CommitmentPrices:
     action = Action(faction, tuple(combatants(state, faction)), "combat")
-    return CommitmentPrices(
-        penalty(state, action, "all_out", ALL_OUT_HONOR), penalty(state, action, "energy", 1)
-    )
+    return penalty(state, action, "all_out", ALL_OUT_HONOR), penalty(state, action, "energy", 1)
 
 
-def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:
+def check_turn_to_commit(state: GameState, faction: Faction) -> None:
+    """Raise ``IllegalCommand`` unless ``faction`` may commit now, whatever it commits: a
+    combat without a choice pending, once a round, in Open Combat's and Athena's order (R8).
+    ``legal_actions`` asks this, then lists what ``allowed_maneuvers`` and ``energy_limit``
+    allow, each worked out once."""
     combat = current(state)
     if state.pending:
         raise IllegalCommand("choice_pending", "A choice must be made before the next round.")
@@ -305,6 +308,10 @@ def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, ene
     first = first_to_commit(state)
     if first is not None and first is not faction and first not in combat.commitments:
         raise IllegalCommand("wait_for_opponent", "Your opponent commits first in this round.")
+
+
+def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:
+    check_turn_to_commit(state, faction)
     if maneuver not in allowed_maneuvers(state, faction):
         raise IllegalCommand("maneuver_not_allowed", f"Your units cannot use {maneuver.value}.")
     limit = energy_limit(state, faction)

@@ -583,10 +583,9 @@ _COMMITMENTS_KEPT: Final = 4096
 
 def _commitments(state: GameState, side: Faction) -> list[LegalAction]:
     try:
-        combat.check_commitment(state, side, Maneuver.STANDARD, 0)
-    except IllegalCommand as error:
-        if error.code != "maneuver_not_allowed":
-            return []
+        combat.check_turn_to_commit(state, side)
+    except IllegalCommand:
+        return []
     limit = combat.energy_limit(state, side)
     reveals = tuple(
         (u,)
@@ -615,7 +614,7 @@ def _list_commitments(
     for maneuver in maneuvers:
         name = maneuver.value
         for energy in range(limit + 1):
-            honor = -prices.honor(maneuver, energy)
+            honor = -combat.commitment_price(prices, maneuver, energy)
             for reveal in reveals:
                 wire = {
                     "type": "commit",

@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from .board import BOARD
-from .characters import BY_NAME, CHARACTERS, Faction
+from .characters import BY_NAME, CHARACTERS, ORDER, Faction
 
 
 class Phase(StrEnum):
@@ -123,91 +123,101 @@ class Options(Value):
 
 # (name, faction) of every character, in R1 order.
 _ROSTER: Final = tuple((c.name, c.faction) for c in CHARACTERS)
+_NAMES: Final[tuple[str, ...]] = tuple(c.name for c in CHARACTERS)
+# R1 lists the Olympians first: each side's units are a range of the roster, and the units on
+# the board in R1 order are the Olympians' then the Chthonians'.
+_OLYMPIANS_END: Final = sum(1 for c in CHARACTERS if c.faction is Faction.OLYMPIANS)
+assert all(c.faction is Faction.OLYMPIANS for c in CHARACTERS[:_OLYMPIANS_END])
+_OLYMPIANS: Final = Faction.OLYMPIANS  # (constants: read without a lookup, compiled)
+_CHTHONIANS: Final = Faction.CHTHONIANS
+_NOWHERE: Final = -1  # a unit's region in ``Occupancy.where`` when it is not on the board
 
 
 REGIONS: Final = len(BOARD.regions)
 
 
-def _in_key(region: int, faction: Faction | None) -> int:
-    """A small int for (region, side or both): ``Occupancy.units_in``'s key."""
-    side = 0 if faction is None else 1 if faction is Faction.OLYMPIANS else 2
-    return 3 * region + side
-
-
 class Occupancy:
     """Who stands where in one state, per side in R1 order: ``units_of`` and ``count_in`` as
-    lookups, and ``units_in`` as a scan of the units on the board (of a side: of that side's
-    only), for code that asks them many times of one state (``legal_actions`` asks hundreds).
-    ``counts[faction][region]`` is the number of the side's units in the region: the question
-    every candidate move asks twice. Read-only once built but for the answers ``units_in``
-    keeps; shared by the states that follow while the units stand where they stood, and
-    ``moved`` along with a move: a plain class with slots, the cheapest to build, interpreted
-    or compiled."""
+    lookups, and ``units_in`` as a scan of a table of each unit's region, for code that asks
+    them many times of one state (``legal_actions`` asks hundreds). ``counts[faction][region]``
+    is the number of the side's units in the region: the question every candidate move asks
+    twice. Read-only once built; shared by the states that follow while the units stand where
+    they stood, and ``moved`` along with a move: a plain class with slots, the cheapest to
+    build, interpreted or compiled."""
 
-    __slots__ = ("_in", "counts", "of", "on_board")
+    __slots__ = ("counts", "of", "on_board", "where")
 
     def __init__(
-        self, on_board: list[str], of: dict[Faction, list[str]], counts: dict[Faction, list[int]]
+        self,
+        on_board: list[str],
+        of: dict[Faction, list[str]],
+        counts: dict[Faction, list[int]],
+        where: list[int],
     ) -> None:
         self.on_board = on_board  # both sides', in R1 order
         self.of = of
         self.counts = counts
-        self._in: dict[int, list[str]] = {}  # ``units_in``'s answers, by ``_in_key``
+        self.where = where  # each character's region by R1 number (``_NOWHERE``: off the board)
 
-    def units_in(
-        self, positions: dict[str, int], region: int, faction: Faction | None
-    ) -> list[str]:
-        """``GameState.units_in`` of a state of this index (``positions``: its positions), worked
-        out once per region and side: a combat asks it of its region again and again, in
-        state after state of the same positions (which share this index). A new list each
-        time, as the callers' own."""
-        key = _in_key(region, faction)
-        units = self._in.get(key)
-        if units is None:
-            pool = self.on_board if faction is None else self.of[faction]
-            units = self._in[key] = [u for u in pool if positions[u] == region]
-        return list(units)
+    def units_in(self, region: int, faction: Faction | None) -> list[str]:
+        """``GameState.units_in``: a scan of the side's part of ``where`` (of both sides' for
+        None), in R1 order, with no dict to look a unit up in."""
+        first = _OLYMPIANS_END if faction is _CHTHONIANS else 0
+        last = _OLYMPIANS_END if faction is _OLYMPIANS else len(_NAMES)
+        where = self.where
+        return [_NAMES[i] for i in range(first, last) if where[i] == region]
 
     @staticmethod
     def of_positions(positions: dict[str, int]) -> Occupancy:
-        """The index of ``positions``, built."""
-        on_board: list[str] = []
-        olympians: list[str] = []
-        chthonians: list[str] = []
-        on_olympus = [0] * REGIONS
-        below = [0] * REGIONS
-        for unit, faction in _ROSTER:
-            region = positions.get(unit)
-            if region is not None:
-                on_board.append(unit)
-                if faction is Faction.OLYMPIANS:
-                    olympians.append(unit)
-                    on_olympus[region] += 1
-                else:
-                    chthonians.append(unit)
-                    below[region] += 1
+        """The index of ``positions``, built: each side's part of the roster read once."""
+        where = [_NOWHERE] * len(_NAMES)
+        olympians, on_olympus = _stand(positions, 0, _OLYMPIANS_END, where)
+        chthonians, below = _stand(positions, _OLYMPIANS_END, len(_NAMES), where)
         return Occupancy(
-            on_board,
-            {Faction.OLYMPIANS: olympians, Faction.CHTHONIANS: chthonians},
-            {Faction.OLYMPIANS: on_olympus, Faction.CHTHONIANS: below},
+            olympians + chthonians,
+            {_OLYMPIANS: olympians, _CHTHONIANS: chthonians},
+            {_OLYMPIANS: on_olympus, _CHTHONIANS: below},
+            where,
         )
 
     def moved(self, units: tuple[str, ...], before: dict[str, int], to: int) -> Occupancy | None:
         """This index after ``units`` (at their regions in ``before``, this index's positions)
-        went to region ``to``: a move or a retreat changes the counts only (the units on the
-        board and their R1 order stay). None if one of them was not on the board."""
+        went to region ``to``: a move or a retreat changes the counts and regions only (the
+        units on the board and their R1 order stay). None if one of them was not on the
+        board."""
         counts = dict(self.counts)
+        where = list(self.where)
         for unit in units:
             was = before.get(unit)
             if was is None:
                 return None
-            faction = BY_NAME[unit].faction
-            row = counts[faction]
-            if row is self.counts[faction]:
-                row = counts[faction] = list(row)
-            row[was] -= 1
-            row[to] += 1
-        return Occupancy(self.on_board, self.of, counts)
+            character = BY_NAME[unit]
+            row = counts[character.faction]
+            if row is self.counts[character.faction]:
+                row = counts[character.faction] = list(row)
+            row[was] = row[was] - 1  # (``_stand``: why not ``-=``)
+            row[to] = row[to] + 1
+            where[ORDER[unit]] = to
+        return Occupancy(self.on_board, self.of, counts, where)
+
+
+def _stand(
+    positions: dict[str, int], first: int, last: int, where: list[int]
+) -> tuple[list[str], list[int]]:
+    """The units on the board of the roster's part ``first`` to ``last`` (a side's), in R1
+    order, and their count per region; each one's region noted in ``where``."""
+    units: list[str] = []
+    counts = [0] * REGIONS
+    for i in range(first, last):
+        unit = _NAMES[i]
+        region = positions.get(unit, _NOWHERE)
+        if region != _NOWHERE:
+            units.append(unit)
+            # (not ``+=``: compiled, an augmented item assignment adds the boxed ints
+            # generically; this one adds them as ints)
+            counts[region] = counts[region] + 1
+            where[i] = region
+    return units, counts
 
 
 _DEFAULT_OPTIONS: Final = Options()
@@ -368,9 +378,9 @@ class GameState(Value):
     def units_in(self, region: int, faction: Faction | None = None) -> list[str]:
         """Units in a region, in R1 order (never in an order that depends on hidden facts)."""
         index = self._occupancy
-        positions = self.positions
         if index is not None:
-            return index.units_in(positions, region, faction)
+            return index.units_in(region, faction)
+        positions = self.positions
         # the roster is in R1 order: a scan of it needs no sort
         return [
             u
