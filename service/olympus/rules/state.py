@@ -11,7 +11,7 @@ from enum import StrEnum
 from typing import Any, Final
 
 from .board import BOARD
-from .characters import BY_NAME, CHARACTERS, ORDER, Faction
+from .characters import BY_NAME, CHARACTERS, ORDER, ROSTER, Faction
 
 
 class Phase(StrEnum):
@@ -123,11 +123,11 @@ class Options(Value):
 
 # (name, faction) of every character, in R1 order.
 _ROSTER: Final = tuple((c.name, c.faction) for c in CHARACTERS)
-_NAMES: Final[tuple[str, ...]] = tuple(c.name for c in CHARACTERS)
+_NAMES: Final[tuple[str, ...]] = tuple(ORDER)  # every character's name, by R1 number
 # R1 lists the Olympians first: each side's units are a range of the roster, and the units on
 # the board in R1 order are the Olympians' then the Chthonians'.
-_OLYMPIANS_END: Final = sum(1 for c in CHARACTERS if c.faction is Faction.OLYMPIANS)
-assert all(c.faction is Faction.OLYMPIANS for c in CHARACTERS[:_OLYMPIANS_END])
+_OLYMPIANS_END: Final = len(ROSTER[Faction.OLYMPIANS])
+assert ROSTER[Faction.OLYMPIANS] + ROSTER[Faction.CHTHONIANS] == _NAMES
 _OLYMPIANS: Final = Faction.OLYMPIANS  # (constants: read without a lookup, compiled)
 _CHTHONIANS: Final = Faction.CHTHONIANS
 _NOWHERE: Final = -1  # a unit's region in ``Occupancy.where`` when it is not on the board
@@ -191,10 +191,10 @@ class Occupancy:
             was = before.get(unit)
             if was is None:
                 return None
-            character = BY_NAME[unit]
-            row = counts[character.faction]
-            if row is self.counts[character.faction]:
-                row = counts[character.faction] = list(row)
+            faction = BY_NAME[unit].faction
+            row = counts[faction]
+            if row is self.counts[faction]:
+                row = counts[faction] = list(row)
             row[was] = row[was] - 1  # (``_stand``: why not ``-=``)
             row[to] = row[to] + 1
             where[ORDER[unit]] = to
