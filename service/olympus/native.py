@@ -3,8 +3,8 @@ native extension modules.
 
 One implementation, two ways to run it. ``make`` (``python -m olympus.native build``) copies
 the package's source into ``service/build/native/core/`` (ignored by git), compiles it there
-with mypyc (with GCC profile-guided: ``TRAINING_GAMES``) and records a digest of the source
-it compiled and of how. The packages (``rules``, ``store``, ``server``) then run the native
+with mypyc (with GCC profile-guided: ``train``) and records a digest of the source it
+compiled and of how. The packages (``rules``, ``store``, ``server``) then run the native
 modules when that digest matches the source beside them, so an edited module never runs stale
 native code, and run the interpreted source otherwise: without a C compiler, before the first
 build, or with ``OLYMPUS_PURE_PYTHON=1``. Both give the same
@@ -60,8 +60,12 @@ C_FLAGS = ("-fno-semantic-interposition", "-fno-plt")
 # (``train``: seeded random games, each position listed and each event observed and packed as
 # the service does it), then compiled again, the profile telling GCC which branches are taken
 # and which calls are hot. Code the games do not reach is optimised as without a profile.
-# ``legal_actions`` ran ~10 % faster than with the flags alone (docs/performance.md).
+# ``legal_actions`` ran ~10 % faster than with the flags alone (docs/performance.md). Then
+# ``TRAINING_ROOMS`` games through the service's own command path (``_train_command_path``):
+# deciding, appending to Redis, folding, the frames of every audience; without it GCC laid
+# out the room's, the store's and the frames' code untrained.
 TRAINING_GAMES = 30
+TRAINING_ROOMS = 20
 
 
 @dataclass(frozen=True)
@@ -133,10 +137,12 @@ def _sources(part: Part) -> list[Path]:
 @cache
 def digest(part: Part) -> str:
     """What a build is valid for: the source it covers, the interpreter it was built for and
-    how it was compiled (``C_FLAGS``, profile-guided or not)."""
+    how it was compiled (``C_FLAGS``, profile-guided or not, and on what: this module's
+    ``train``)."""
     h = hashlib.sha256(sys.implementation.cache_tag.encode())
     h.update(" ".join(_c_flags()).encode())  # a build made otherwise is made again
-    h.update(b" profile-guided" if _profile_guided() else b"")
+    if _profile_guided():
+        h.update(b" profile-guided\0" + Path(__file__).read_bytes())
     for path in _sources(part):
         h.update(str(path.relative_to(PACKAGE)).encode() + b"\0" + path.read_bytes() + b"\0")
     return h.hexdigest()
@@ -226,7 +232,7 @@ def _profile_guided() -> bool:
 
 def _compile(part: Part, expected: str) -> bool:
     """mypyc's C of the part's modules, compiled and installed with the digest ``expected``;
-    with GCC, compiled twice (``TRAINING_GAMES``). Run in ``part.source``."""
+    with GCC, compiled twice (``train``). Run in ``part.source``."""
     from mypyc.build import mypycify
 
     config = Path(__file__).parents[2] / "pyproject.toml"
@@ -293,10 +299,11 @@ def _build_ext(
     return True
 
 
-def train(games: int = TRAINING_GAMES) -> None:
+def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> None:
     """The profile-guided build's training: seeded random games of every variant, each
     position listed for both seats as their ``legal`` frames list it, each event observed
-    for the three audiences and packed, as ``RoomRuntime`` does per command."""
+    for the three audiences and packed, as ``RoomRuntime`` does per command; then ``rooms``
+    games through ``RoomRuntime`` itself (``_train_command_path``)."""
     import random
 
     from .bots import play_random_game
@@ -340,6 +347,82 @@ def train(games: int = TRAINING_GAMES) -> None:
     for _ in range(games):
         variant = Options(rng.random() < 0.5, rng.random() < 0.5, rng.randint(-5, 5))
         play_random_game(rng, variant, observe=observe)
+    _train_command_path(rooms)
+
+
+def _train_command_path(rooms: int) -> None:
+    """Whole games through ``RoomRuntime.submit`` on an embedded Redis (``appendfsync
+    always``, as ``olympus serve`` runs it), ``rooms`` at a time, each room with a socket per
+    seat and a spectator that only keep what they are sent: what a command costs the service
+    beyond the rules (the append, the fold, the feeds, the ``legal`` frames).
+
+    Skipped, with a note, where the embedded Redis cannot start: the build is then guided
+    on the rules alone, as before, which changes its speed and never its results."""
+    import asyncio
+    import random
+    import tempfile
+
+    from .bots import choose, setup_commands
+    from .rules import Faction
+    from .server.lobby import CreateRoom
+    from .server.protocol import MSGPACK, Codec, Frame
+    from .server.room import Audience, RoomRuntime
+    from .server.services import Services
+    from .server.settings import Settings
+    from .store import EmbeddedRedis
+
+    class Socket:  # a ``room.Subscriber``
+        def __init__(self, audience: Audience) -> None:
+            self.audience = audience
+            self.codec: Codec = MSGPACK
+            self.sent_seq = 0
+            self.generation = 0
+            self.frames: list[Frame] = []
+
+        def push(self, frame: Frame) -> None:
+            self.frames.append(frame)
+
+        def close(self, code: int, reason: str) -> None:
+            pass
+
+    async def play(redis_url: str) -> None:
+        services = Services(Settings(redis_url=redis_url, prefix="training"))
+        await services.start()
+        try:
+            rng = random.Random(TRAINING_ROOMS)
+            held: list[RoomRuntime] = []
+            for _ in range(rooms):
+                seated = await services.lobby.create(CreateRoom(side="olympians"))
+                await services.lobby.join(seated.room, None)
+                room = await services.registry.get(seated.room)
+                for audience in (*Faction, None):
+                    room.attach(Socket(audience), None, None)
+                for n, command in enumerate(setup_commands(rng, room.state.options)):
+                    await room.submit(command, f"setup:{n}")
+                held.append(room)
+            played = 0
+            while held and played < rooms * 2000:  # (random games end far sooner)
+                room = held[played % len(held)]
+                action = None if room.over else choose(rng, room.state)
+                if action is None:
+                    held.remove(room)
+                    continue
+                await room.submit(action.command, f"c{played}")
+                played += 1
+                await asyncio.sleep(0)  # the fan-out of the append's hint, the snapshotter
+        finally:
+            await services.stop()
+
+    with tempfile.TemporaryDirectory() as work:
+        try:
+            redis = EmbeddedRedis(work, appendfsync="always").start()
+        except (OSError, RuntimeError, ValueError) as error:
+            print(f"olympus.native: no Redis to train the command path on: {error}")
+            return
+        try:
+            asyncio.run(play(redis.url))
+        finally:
+            redis.stop()
 
 
 if __name__ == "__main__":
