@@ -40,30 +40,11 @@ from pathlib import Path
 import uvloop
 
 from olympus import bots
-from olympus.rules import Faction
-from olympus.server.lobby import CreateRoom
-from olympus.server.protocol import MSGPACK, Frame
+from olympus.server.in_process import FrameCounter, open_room
 from olympus.server.room import RoomRuntime, Submitted
 from olympus.server.services import Services
 from olympus.server.settings import Settings
 from olympus.store import EmbeddedRedis
-
-
-class Counting:
-    """A socket that only counts what it is sent (room.py's ``Subscriber``)."""
-
-    def __init__(self, audience: Faction | None) -> None:
-        self.audience = audience
-        self.codec = MSGPACK
-        self.sent_seq = 0
-        self.generation = 0
-        self.frames = 0
-
-    def push(self, frame: Frame) -> None:
-        self.frames += 1
-
-    def close(self, code: int, reason: str) -> None:
-        pass
 
 
 async def run(
@@ -74,18 +55,11 @@ async def run(
     try:
         rng = random.Random(seed)
         held: list[RoomRuntime] = []
-        sockets: list[Counting] = []
+        sockets: list[FrameCounter] = []
         for _ in range(rooms):
-            seated = await services.lobby.create(CreateRoom(side="olympians"))
-            await services.lobby.join(seated.room, None)
-            room = await services.registry.get(seated.room)
-            for audience in (*Faction, None):
-                socket = Counting(audience)
-                room.attach(socket, None, None)
-                sockets.append(socket)
-            for command in bots.setup_commands(rng, room.state.options):
-                await room.submit(command, f"setup:{command.side.value}")
+            room, counters = await open_room(services, rng)
             held.append(room)
+            sockets += counters
         gc.collect()
         gc.freeze()
         gc.set_threshold(*Settings.gc_thresholds)

@@ -352,9 +352,9 @@ def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> None:
 
 def _train_command_path(rooms: int) -> None:
     """Whole games through ``RoomRuntime.submit`` on an embedded Redis (``appendfsync
-    always``, as ``olympus serve`` runs it), ``rooms`` at a time, each room with a socket per
-    seat and a spectator that only keep what they are sent: what a command costs the service
-    beyond the rules (the append, the fold, the feeds, the ``legal`` frames).
+    always``, as ``olympus serve`` runs it), ``rooms`` at a time (``in_process.open_room``: a
+    subscriber per seat and a spectator): what a command costs the service beyond the rules
+    (the append, the fold, the feeds, the ``legal`` frames).
 
     Skipped, with a note, where the embedded Redis cannot start: the build is then guided
     on the rules alone, as before, which changes its speed and never its results."""
@@ -362,44 +362,19 @@ def _train_command_path(rooms: int) -> None:
     import random
     import tempfile
 
-    from .bots import choose, setup_commands
-    from .rules import Faction
-    from .server.lobby import CreateRoom
-    from .server.protocol import MSGPACK, Codec, Frame
-    from .server.room import Audience, RoomRuntime
+    from .bots import choose
+    from .server.in_process import open_room
+    from .server.room import RoomRuntime
     from .server.services import Services
     from .server.settings import Settings
     from .store import EmbeddedRedis
-
-    class Socket:  # a ``room.Subscriber``
-        def __init__(self, audience: Audience) -> None:
-            self.audience = audience
-            self.codec: Codec = MSGPACK
-            self.sent_seq = 0
-            self.generation = 0
-            self.frames: list[Frame] = []
-
-        def push(self, frame: Frame) -> None:
-            self.frames.append(frame)
-
-        def close(self, code: int, reason: str) -> None:
-            pass
 
     async def play(redis_url: str) -> None:
         services = Services(Settings(redis_url=redis_url, prefix="training"))
         await services.start()
         try:
             rng = random.Random(TRAINING_ROOMS)
-            held: list[RoomRuntime] = []
-            for _ in range(rooms):
-                seated = await services.lobby.create(CreateRoom(side="olympians"))
-                await services.lobby.join(seated.room, None)
-                room = await services.registry.get(seated.room)
-                for audience in (*Faction, None):
-                    room.attach(Socket(audience), None, None)
-                for n, command in enumerate(setup_commands(rng, room.state.options)):
-                    await room.submit(command, f"setup:{n}")
-                held.append(room)
+            held: list[RoomRuntime] = [(await open_room(services, rng))[0] for _ in range(rooms)]
             played = 0
             while held and played < rooms * 2000:  # (random games end far sooner)
                 room = held[played % len(held)]
