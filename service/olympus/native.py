@@ -66,6 +66,7 @@ C_FLAGS = ("-fno-semantic-interposition", "-fno-plt")
 # out the room's, the store's and the frames' code untrained.
 TRAINING_GAMES = 30
 TRAINING_ROOMS = 20
+TRAINING_SEED = 30  # of both: the same games, hence the same profile, from build to build
 
 
 @dataclass(frozen=True)
@@ -299,11 +300,16 @@ def _build_ext(
     return True
 
 
-def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> None:
+def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> int:
     """The profile-guided build's training: seeded random games of every variant, each
     position listed for both seats as their ``legal`` frames list it, each event observed
     for the three audiences and packed, as ``RoomRuntime`` does per command; then ``rooms``
-    games through ``RoomRuntime`` itself (``_train_command_path``)."""
+    games through ``RoomRuntime`` itself (``_train_command_path``), whose commands it
+    returns (0: no Redis to play them on).
+
+    The first part does by hand some of what the rooms do, and is kept for what they do
+    not: a room is created with the lobby's default options, so only these games reach the
+    variants' own events, their observation and their listings."""
     import random
 
     from .bots import play_random_game
@@ -343,21 +349,21 @@ def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> None:
             MSGPACK.array(listing.entries)
             removal_outcomes(after, seat)
 
-    rng = random.Random(TRAINING_GAMES)
+    rng = random.Random(TRAINING_SEED)
     for _ in range(games):
         variant = Options(rng.random() < 0.5, rng.random() < 0.5, rng.randint(-5, 5))
         play_random_game(rng, variant, observe=observe)
-    _train_command_path(rooms)
+    return _train_command_path(rooms)
 
 
-def _train_command_path(rooms: int) -> None:
+def _train_command_path(rooms: int) -> int:
     """Whole games through ``RoomRuntime.submit`` on an embedded Redis (``appendfsync
     always``, as ``olympus serve`` runs it), ``rooms`` at a time (``in_process.open_room``: a
     subscriber per seat and a spectator): what a command costs the service beyond the rules
     (the append, the fold, the feeds, the ``legal`` frames).
 
-    Skipped, with a note, where the embedded Redis cannot start: the build is then guided
-    on the rules alone, as before, which changes its speed and never its results."""
+    The commands played; 0 and a note where the embedded Redis cannot start: the build is
+    then guided on the rules alone, which changes its speed and never its results."""
     import asyncio
     import random
     import tempfile
@@ -369,11 +375,11 @@ def _train_command_path(rooms: int) -> None:
     from .server.settings import Settings
     from .store import EmbeddedRedis
 
-    async def play(redis_url: str) -> None:
+    async def play(redis_url: str) -> int:
         services = Services(Settings(redis_url=redis_url, prefix="training"))
         await services.start()
         try:
-            rng = random.Random(TRAINING_ROOMS)
+            rng = random.Random(TRAINING_SEED)
             held: list[RoomRuntime] = [(await open_room(services, rng))[0] for _ in range(rooms)]
             played = 0
             while held and played < rooms * 2000:  # (random games end far sooner)
@@ -385,6 +391,7 @@ def _train_command_path(rooms: int) -> None:
                 await room.submit(action.command, f"c{played}")
                 played += 1
                 await asyncio.sleep(0)  # the fan-out of the append's hint, the snapshotter
+            return played
         finally:
             await services.stop()
 
@@ -393,9 +400,9 @@ def _train_command_path(rooms: int) -> None:
             redis = EmbeddedRedis(work, appendfsync="always").start()
         except (OSError, RuntimeError, ValueError) as error:
             print(f"olympus.native: no Redis to train the command path on: {error}")
-            return
+            return 0
         try:
-            asyncio.run(play(redis.url))
+            return asyncio.run(play(redis.url))
         finally:
             redis.stop()
 

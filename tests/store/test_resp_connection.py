@@ -17,6 +17,8 @@ import pytest
 import redis
 from redis.asyncio import Redis
 from redis.asyncio.connection import Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
 
 from olympus.store import EmbeddedRedis
 from olympus.store.local_cluster import LocalCluster
@@ -155,6 +157,39 @@ async def test_a_killed_connection_fails_its_batch_and_the_next_connects_again(
         await retried.aclose()
         await retrying.aclose()
         await client.delete(key)
+
+
+async def test_a_failing_batch_is_sent_as_often_as_the_retry_policy_allows() -> None:
+    """A batch whose every connection is closed at once: sent once without retries, and 1 +
+    2 times with a policy of two retries. The first attempt is made outside the policy's own
+    loop, yet counts as one of its attempts, as it would inside."""
+    accepted = 0
+
+    async def close_at_once(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        nonlocal accepted
+        accepted += 1
+        writer.close()
+
+    server = await asyncio.start_server(close_at_once, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    client = Redis(
+        host="127.0.0.1",
+        port=port,
+        retry=Retry(NoBackoff(), 2),
+        retry_on_error=[redis.ConnectionError],
+    )
+    connection = RespConnection(client)
+    try:
+        for retry, attempts in ((False, 1), (True, 3)):
+            accepted = 0
+            with pytest.raises(redis.ConnectionError):
+                await connection.call([("PING",)], retry=retry)
+            assert accepted == attempts
+    finally:
+        await connection.aclose()
+        await client.aclose()
+        server.close()
+        await server.wait_closed()
 
 
 async def test_a_cancelled_call_leaves_the_others_on_the_connection(

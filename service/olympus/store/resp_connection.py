@@ -20,7 +20,7 @@ service has one configuration. Error replies become redis-py's exceptions (its o
 every batch waiting on it (``ConnectionError``), and the next batch connects again; a batch is
 sent again on a fresh connection by the client's retry policy (lost connection, Redis still
 loading), as redis-py would, unless its caller asks for no retry (batching.py: a WAIT must be
-on the connection that wrote).
+on the connection that wrote). The policy's own loop is entered only after a first failure.
 
 Only for one Redis: a cluster's calls go through redis-py's cluster client (cluster_calls.py),
 its sharded hints through redis-py's pub/sub (sharded_hints.py).
@@ -246,9 +246,27 @@ class RespConnection:
         """Each command's reply, or its error as an exception, in order. Raises when the batch
         got no replies (a lost connection, a timeout) or Redis is still loading, after the
         retries if ``retry``."""
-        if not retry:
+        try:
             return await self._once(commands)
-        return await self._retry.call_with_retry(lambda: self._once(commands), self._failed)
+        except Exception as error:
+            if not retry:
+                raise
+            first = error
+        return await self._retried(commands, first)
+
+    async def _retried(self, commands: Sequence[Command], first: Exception) -> list[Any]:
+        """After a batch's first failure, the client's retry policy decides, as if its own
+        loop (redis-py's ``call_with_retry``: interpreted, a frame, a closure and a backoff
+        reset per batch) had made the first attempt too: it is handed that failure first,
+        then sends again as many times as it allows. A batch that succeeds never enters it."""
+        failed = [first]
+
+        async def again() -> list[Any]:
+            if failed:
+                raise failed.pop()
+            return await self._once(commands)
+
+        return await self._retry.call_with_retry(again, self._failed)
 
     async def aclose(self) -> None:
         if self._protocol is not None:
