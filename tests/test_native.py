@@ -116,6 +116,29 @@ def test_a_build_is_made_again_when_its_compiler_flags_change(
     assert len({digests["gcc"], digests["clang"], digests["icx"]}) == 3
 
 
+def test_a_profile_guided_build_is_made_again_when_its_training_changes(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The training (``native.py``) is part of a profile-guided build's digest: edited, the
+    build is not taken for current. A build without a profile does not depend on it."""
+
+    def digest(compiler: str, source: Path) -> str:
+        monkeypatch.setenv("CC", compiler)
+        monkeypatch.setattr(native, "__file__", str(source))
+        native.digest.cache_clear()
+        return native.digest(native.CORE)
+
+    edited = tmp_path / "native.py"
+    edited.write_bytes(Path(native.__file__).read_bytes() + b"\n# trained otherwise\n")
+    try:
+        for compiler, guided in (("gcc", True), ("clang", False)):
+            before = digest(compiler, Path(native.__file__))
+            assert (digest(compiler, edited) != before) is guided
+            monkeypatch.undo()
+    finally:
+        native.digest.cache_clear()
+
+
 def test_the_training_games_run_on_the_compiled_core_only() -> None:
     """The profile-guided build's training plays its games through the listing, the
     observation and the packing, then through a room on an embedded Redis (here one game of
