@@ -45,6 +45,7 @@ import multiprocessing
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import statistics
@@ -144,6 +145,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         choices=("easy", "normal", "hard"),
         default="hard",
         help="the level of both bots of each --bot-rooms room (hard: the longest searches)",
+    )
+    p.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the run's directory (the server's log, its Redis' data, a --callgrind\n"
+        "dump) and print where; kept anyway when the run fails, removed otherwise",
     )
     p.add_argument("--json", default=None, help="also write the results to this file")
     args = p.parse_args(argv)
@@ -811,14 +818,15 @@ def main(argv: list[str] | None = None) -> int:
     sockets = args.rooms * (3 if args.spectators else 2)
     work = Path(tempfile.mkdtemp(prefix="olb-"))
     server = Server(args, work)
-    if args.url:
-        url = args.url
-    else:
-        if args.callgrind:
-            server.under_callgrind()
-        server.start()
-        url = server.url
+    keep = True  # until the run has ended well: a failed run's server log says why
     try:
+        if args.url:
+            url = args.url
+        else:
+            if args.callgrind:
+                server.under_callgrind()
+            server.start()
+            url = server.url
         time.sleep(1.0)
         for _ in range(args.bot_rooms):  # the computer plays itself there, thinking all along
             levels = {"olympians": args.bot_level, "chthonians": args.bot_level}
@@ -877,9 +885,14 @@ def main(argv: list[str] | None = None) -> int:
             spy.wait(60)
         for proc in procs:
             proc.join(30)
+        keep = args.keep
     finally:
         if not args.url:
             server.stop()
+        if keep:
+            print(f"load_bench: the run's directory is kept: {work}", file=sys.stderr)
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
     stats = Stats()
     for s in (Stats(**r) for r in results):

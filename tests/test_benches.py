@@ -1,13 +1,18 @@
 """Every benchmark under ``bench/`` still runs: each is run here on a tiny workload and must
-finish and write its headline figures under the keys bench/README.md documents. Only that they
-run and report, never how fast (speed is the benchmarks' business, not the tests'). A bench
-nobody runs for a while breaks unseen: room_load_bench did once the service was compiled."""
+finish, write its headline figures under the keys bench/README.md documents and leave no
+temporary files behind. Only that they run and report, never how fast (speed is the
+benchmarks' business, not the tests'). A bench nobody runs for a while breaks unseen:
+room_load_bench did once the service was compiled; load_bench left its server's directory
+(log and Redis data, ~45 MB at 500 rooms) in /tmp after every run until 2026-11-28."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -60,9 +65,13 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
 ]
 
 
-def _run(bench: str, *args: str) -> subprocess.CompletedProcess[str]:
+def _run(bench: str, *args: str, tmp: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """``bench`` run with ``args``; with ``tmp``, its temporary files (``TMPDIR``) go there."""
     command = [sys.executable, str(BENCH / bench), *args]
-    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    env = None if tmp is None else {**os.environ, "TMPDIR": str(tmp)}
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=300, check=False, env=env
+    )
 
 
 @pytest.mark.parametrize(("bench", "args", "figures"), RUNS, ids=[r[0] for r in RUNS])
@@ -70,8 +79,15 @@ def test_a_bench_runs_and_reports(
     tmp_path: Path, bench: str, args: list[str], figures: set[str] | None
 ) -> None:
     out = tmp_path / "out.json"
-    run = _run(bench, *args, *(() if figures is None else ("--json", str(out))))
-    assert run.returncode == 0, run.stderr[-3000:]
+    # short: an embedded Redis' socket path must fit in 103 bytes (tmp_path's would not)
+    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
+    try:
+        run = _run(bench, *args, *(() if figures is None else ("--json", str(out))), tmp=tmp)
+        assert run.returncode == 0, run.stderr[-3000:]
+        # what it made to run (a server's log and Redis data, a script) is gone once it ran
+        assert not list(tmp.iterdir()), list(tmp.iterdir())
+    finally:
+        shutil.rmtree(tmp)
     if figures is not None:
         report = json.loads(out.read_text())
         assert figures <= set(report), figures - set(report)
@@ -142,3 +158,19 @@ def test_the_lockstep_bench_times_each_build_against_the_first(tmp_path: Path) -
     assert first["compiled"] is second["compiled"] is olympus.rules.COMPILED  # this build's
     assert first["ratio_median"] == 1.0 and second["ratio_median"] > 0
     assert first["legal_turn_median_us"] > 0 and second["legal_turn_median_us"] > 0
+
+
+def test_the_paired_bench_times_two_configurations_at_once(tmp_path: Path) -> None:
+    """Each round runs the command path bench once per configuration, side by side; the
+    report holds each round's figures of both and B's median ratio to A."""
+    out = tmp_path / "out.json"
+    tiny = ("--rooms", "2", "--commands", "30", "--runs", "1", "--rounds", "2")
+    run = _run("paired.py", "--b", "PYTHONHASHSEED=0", *tiny, "--json", str(out))
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert len(report["rounds"]) == 2 and report["b"] == "PYTHONHASHSEED=0"
+    for figure in ("service_ms_per_command", "legal_frames_us_per_command"):
+        assert all(r["a"][figure] > 0 and r["b"][figure] > 0 for r in report["rounds"])
+        assert report[f"{figure}_ratio"] > 0
+    refused = _run("paired.py", "--b", "NOT_AN_ASSIGNMENT")
+    assert refused.returncode != 0 and "is not KEY=VALUE" in refused.stderr
