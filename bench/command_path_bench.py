@@ -40,6 +40,7 @@ from pathlib import Path
 import uvloop
 
 from olympus import bots
+from olympus.rules import COMPILED
 from olympus.server.in_process import FrameCounter, open_room
 from olympus.server.room import RoomRuntime, Submitted
 from olympus.server.services import Services
@@ -117,6 +118,7 @@ def main() -> int:
         shutil.rmtree(work)
     best = min(results, key=lambda r: r["service_ms_per_command"])
     report = {
+        "compiled": COMPILED,  # which build ran: mypyc's, or the interpreted source
         "rooms": args.rooms,
         "runs": [round(r["service_ms_per_command"], 3) for r in results],
         **{k: round(v, 3) for k, v in best.items()},

@@ -67,6 +67,11 @@ def round_of(
     return [json.loads(out.read_text()) for out in outs]
 
 
+def _figures(report: dict[str, Any]) -> dict[str, Any]:
+    """A round's figures of one configuration, and which build it ran (compiled or not)."""
+    return {"compiled": report["compiled"], **{f: report[f] for f in FIGURES}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--a", default="", help="configuration A: KEY=VALUE … (default: none)")
@@ -87,7 +92,7 @@ def main() -> int:
                 a, b = round_of(configurations, bench, Path(work))
             else:
                 b, a = round_of(configurations[::-1], bench, Path(work))
-            rounds.append({"a": {f: a[f] for f in FIGURES}, "b": {f: b[f] for f in FIGURES}})
+            rounds.append({"a": _figures(a), "b": _figures(b)})
             print(f"round {n + 1}: " + "; ".join(f"{f} {a[f]} → {b[f]}" for f in FIGURES))
     report = {
         "a": args.a,

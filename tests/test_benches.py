@@ -161,14 +161,17 @@ def test_the_lockstep_bench_times_each_build_against_the_first(tmp_path: Path) -
 
 
 def test_the_paired_bench_times_two_configurations_at_once(tmp_path: Path) -> None:
-    """Each round runs the command path bench once per configuration, side by side; the
-    report holds each round's figures of both and B's median ratio to A."""
+    """Each round runs the command path bench once per configuration, side by side, each with
+    its own environment (here B interpreted: it says so in every round, A runs this build);
+    the report holds each round's figures of both and B's median ratio to A."""
     out = tmp_path / "out.json"
     tiny = ("--rooms", "2", "--commands", "30", "--runs", "1", "--rounds", "2")
-    run = _run("paired.py", "--b", "PYTHONHASHSEED=0", *tiny, "--json", str(out))
+    run = _run("paired.py", "--b", "OLYMPUS_PURE_PYTHON=1", *tiny, "--json", str(out))
     assert run.returncode == 0, run.stderr[-3000:]
     report = json.loads(out.read_text())
-    assert len(report["rounds"]) == 2 and report["b"] == "PYTHONHASHSEED=0"
+    assert len(report["rounds"]) == 2 and report["b"] == "OLYMPUS_PURE_PYTHON=1"
+    for one in report["rounds"]:
+        assert one["a"]["compiled"] is olympus.rules.COMPILED and one["b"]["compiled"] is False
     for figure in ("service_ms_per_command", "legal_frames_us_per_command"):
         assert all(r["a"][figure] > 0 and r["b"][figure] > 0 for r in report["rounds"])
         assert report[f"{figure}_ratio"] > 0
