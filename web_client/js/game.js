@@ -154,8 +154,11 @@ export class GameScreen {
     // the setup (who joined) and the end (a rematch offered) are when the summary changes
     if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
-      this.summary = await api.room(this.room);
-      this.queueRender();
+      const summary = await api.room(this.room);
+      // drawn again only when it changed: each drawing replaces the board under the pointer
+      const changed = JSON.stringify(summary) !== JSON.stringify(this.summary);
+      this.summary = summary;
+      if (changed) this.queueRender();
     } catch {
       // the room list is a convenience; the socket is the truth
     }
