@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -74,20 +75,24 @@ def _run(bench: str, *args: str, tmp: Path | None = None) -> subprocess.Complete
     )
 
 
+@pytest.fixture
+def bench_tmp() -> Iterator[Path]:
+    """A bench's own temporary directory (its ``TMPDIR``), to see what it leaves there. Short:
+    an embedded Redis' socket path under it must fit in 103 bytes (``tmp_path``'s would not)."""
+    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
+    yield tmp
+    shutil.rmtree(tmp)
+
+
 @pytest.mark.parametrize(("bench", "args", "figures"), RUNS, ids=[r[0] for r in RUNS])
 def test_a_bench_runs_and_reports(
-    tmp_path: Path, bench: str, args: list[str], figures: set[str] | None
+    tmp_path: Path, bench_tmp: Path, bench: str, args: list[str], figures: set[str] | None
 ) -> None:
     out = tmp_path / "out.json"
-    # short: an embedded Redis' socket path must fit in 103 bytes (tmp_path's would not)
-    tmp = Path(tempfile.mkdtemp(prefix="bench-"))
-    try:
-        run = _run(bench, *args, *(() if figures is None else ("--json", str(out))), tmp=tmp)
-        assert run.returncode == 0, run.stderr[-3000:]
-        # what it made to run (a server's log and Redis data, a script) is gone once it ran
-        assert not list(tmp.iterdir()), list(tmp.iterdir())
-    finally:
-        shutil.rmtree(tmp)
+    run = _run(bench, *args, *(() if figures is None else ("--json", str(out))), tmp=bench_tmp)
+    assert run.returncode == 0, run.stderr[-3000:]
+    # what it made to run (a server's log and Redis data, a script) is gone once it ran
+    assert not list(bench_tmp.iterdir()), list(bench_tmp.iterdir())
     if figures is not None:
         report = json.loads(out.read_text())
         assert figures <= set(report), figures - set(report)
@@ -160,14 +165,17 @@ def test_the_lockstep_bench_times_each_build_against_the_first(tmp_path: Path) -
     assert first["legal_turn_median_us"] > 0 and second["legal_turn_median_us"] > 0
 
 
-def test_the_paired_bench_times_two_configurations_at_once(tmp_path: Path) -> None:
+def test_the_paired_bench_times_two_configurations_at_once(tmp_path: Path, bench_tmp: Path) -> None:
     """Each round runs the command path bench once per configuration, side by side, each with
     its own environment (here B interpreted: it says so in every round, A runs this build);
     the report holds each round's figures of both and B's median ratio to A."""
     out = tmp_path / "out.json"
     tiny = ("--rooms", "2", "--commands", "30", "--runs", "1", "--rounds", "2")
-    run = _run("paired.py", "--b", "OLYMPUS_PURE_PYTHON=1", *tiny, "--json", str(out))
+    run = _run(
+        "paired.py", "--b", "OLYMPUS_PURE_PYTHON=1", *tiny, "--json", str(out), tmp=bench_tmp
+    )
     assert run.returncode == 0, run.stderr[-3000:]
+    assert not list(bench_tmp.iterdir()), list(bench_tmp.iterdir())
     report = json.loads(out.read_text())
     assert len(report["rounds"]) == 2 and report["b"] == "OLYMPUS_PURE_PYTHON=1"
     for one in report["rounds"]:
