@@ -17,6 +17,7 @@ from olympus import bots
 from olympus.rules import (
     Faction,
     GameState,
+    Maneuver,
     Options,
     create,
     encode,
@@ -30,7 +31,7 @@ from olympus.rules import (
     waiting_reason,
 )
 from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
-from olympus.rules.events import GameEnded, decode, encode_dict, to_dict
+from olympus.rules.events import CombatCommitted, GameEnded, decode, encode_dict, to_dict
 from olympus.rules.evolve import evolve
 from olympus.rules.observation import observe_event
 from olympus.server import Settings, background, protocol
@@ -42,7 +43,7 @@ from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
 from olympus.server.protocol import JSON, MSGPACK, Codec, Frame, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
 from olympus.server.registry import RoomRegistry
-from olympus.server.room import HeldLog, RoomRuntime, now_ms
+from olympus.server.room import AUDIENCES, HeldLog, NewEvent, RoomRuntime, _packed_view, now_ms
 from olympus.server.services import Services
 from olympus.store import EventStore, command_digest
 
@@ -589,3 +590,21 @@ async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(
     finally:
         await fanout.stop()
         await hints.aclose()
+
+
+def test_a_view_two_audiences_share_is_packed_once() -> None:
+    """A Chthonian commitment is hidden alike from the Olympians and the spectators, whom the
+    Chthonians come between in ``AUDIENCES``: the two get the same bytes, packed once (not
+    once per audience); the Chthonians, shown the event as it is, the stored event's bytes."""
+    event = CombatCommitted(Faction.CHTHONIANS, 1, Maneuver.STANDARD, 3)
+    data = to_dict(event)
+    new = NewEvent(7, event, encode_dict(data), fields=data)
+    state = GameState()  # (no combat under way: nobody sees the sealed commitment, R8)
+    shown: list[tuple[protocol.Message, bytes]] = []
+    views = [observe_event(event, a, state, state, data) for a in AUDIENCES]
+    packed = [_packed_view(new, data, view, shown) for view in views if view is not None]
+    olympians, chthonians, spectators = packed
+    assert views[1] is data and chthonians is new.data
+    assert views[0] is not views[2] and olympians is spectators
+    assert [msgpack.unpackb(p) for p in packed] == views
+    assert olympians == protocol.pack(views[0]) != chthonians

@@ -138,6 +138,33 @@ class NewEvent:
         object.__setattr__(self, "fields", fields)
 
 
+def _packed_view(
+    new: NewEvent,
+    data: dict[str, Any],
+    message: protocol.Message,
+    shown: list[tuple[protocol.Message, bytes]],
+) -> bytes:
+    """``message``, one audience's view of ``new`` (``data``: its fields; an audience shown
+    the event as it is gets ``data`` itself), packed once per event: the bytes of an equal view
+    packed before for another audience (``shown``, kept here), or those of the stored event
+    when the view is the event as it is and ``new`` was packed from ``data`` (our own
+    append's; an event read back may be of an older version).
+
+    An event hidden from the opponent reads alike for the opponent and the spectator, and a
+    Chthonian's such events come apart in ``AUDIENCES`` (Olympians, Chthonians, spectators):
+    each view is compared with every one before it, not only the last, which packed a
+    Chthonian's hidden moves twice (docs/performance.md, twenty-seventh session)."""
+    for seen, packed in shown:
+        if message is seen or message == seen:
+            return packed
+    if new.fields is not None and (message is data or message == data):
+        packed = new.data
+    else:
+        packed = protocol.pack(message)
+    shown.append((message, packed))
+    return packed
+
+
 class HeldLog:
     """A room's log as stored: msgpack bytes, not Event objects (feed.py says why: memory and
     the garbage collector), each marked if this process encoded it (``encode`` of an event it
@@ -333,22 +360,14 @@ class RoomRuntime:
                 raise RuntimeError(f"room {self.room_id}: gap before event {version}")
             before = self.state
             after = evolve(before, event) if new.after is None else new.after
-            # Most events read alike for every audience: packed once, the bytes shared (an
-            # audience shown the event as it is gets ``data`` itself). Ours were packed for
-            # the store from this very dict: an audience shown the event as it is gets those
-            # bytes (an event read back may be of an older version).
-            last: protocol.Message | None = None
-            packed = b""
+            # Most events read alike for every audience: each view packed once, the bytes
+            # shared (``_packed_view``).
             data = to_dict(event) if new.fields is None else new.fields
+            shown: list[tuple[protocol.Message, bytes]] = []  # this event's views, packed
             for audience, feed in self.feeds.items():
                 message = observe_event(event, audience, before, after, data)
-                if message is None:
-                    continue
-                if message is not last and message != last:
-                    last = message
-                    same = new.fields is not None and (message is data or message == data)
-                    packed = new.data if same else protocol.pack(message)
-                feed.append(version, packed)
+                if message is not None:
+                    feed.append(version, _packed_view(new, data, message, shown))
             self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
             self.chain = chain_next(self.chain, new.data) if new.chain is None else new.chain
             self.state = after
