@@ -216,6 +216,7 @@ Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power,
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
 MoveFields = tuple[tuple[str, ...], int, bool, tuple[str, ...], bool, tuple[int, ...]]
 _PLAIN: Final[tuple[Form, ...]] = (((), False),)  # the only form of most moves
+_USE: Final[tuple[Form, ...]] = (((), False), ((), True))  # without, with the movers' power
 
 
 # The fields ``legal_actions`` has always passed to ``cmd.Move`` (``steps`` only for a walk):
@@ -512,25 +513,25 @@ def _forms(
     users: tuple[Power, ...],
 ) -> tuple[Form, ...]:
     """The (reveal, use_power) forms of ``move`` worth judging, in the order they are listed:
-    with or without each hidden unit whose power may be revealed for it, with or without the
-    movers' optional power."""
-    reveals: list[tuple[str, ...]] | None = None  # (none made for most candidates)
-    for unit, power in revealers:
-        if power.may_reveal_for_move(state, move):
-            if reveals is None:
-                reveals = [()]
-            reveals.append((unit,))
+    with or without each hidden unit whose power may be revealed for it (none first), each
+    without and then with the movers' optional power if they have one to use here. Most
+    candidates have one form, or two: their tuples are made once (``_PLAIN``, ``_USE``)."""
     use = False
     for user in users:
         if user.uses_power_on_move(state, move):
             use = True
             break
-    if reveals is None:
-        if not use:
-            return _PLAIN
-        reveals = [()]
-    uses = (False, True) if use else (False,)
-    return tuple([(reveal, use_power) for reveal in reveals for use_power in uses])
+    forms: list[Form] | None = None  # (none made for most candidates)
+    for unit, power in revealers:
+        if power.may_reveal_for_move(state, move):
+            if forms is None:
+                forms = list(_USE if use else _PLAIN)
+            forms.append(((unit,), False))
+            if use:
+                forms.append(((unit,), True))
+    if forms is None:
+        return _USE if use else _PLAIN
+    return tuple(forms)
 
 
 def _extra_steps(
