@@ -67,6 +67,23 @@ def test_the_compiled_core_runs_where_a_compiler_is() -> None:
     assert app.WEB_CLIENT == ROOT / "web_client"
 
 
+def test_the_service_says_why_it_runs_interpreted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``interpreted_because`` (``olympus serve`` logs it at start): turned off, no build, a
+    build of other source (an edited module); None for a build of this source."""
+    monkeypatch.setattr(native, "BUILD", tmp_path)
+    monkeypatch.setenv(native.PURE_PYTHON, "1")
+    assert native.interpreted_because() == "OLYMPUS_PURE_PYTHON=1 asks for it"
+    monkeypatch.delenv(native.PURE_PYTHON)
+    assert "there is no compiled build" in str(native.interpreted_because())
+    native.CORE.digest_file.parent.mkdir(parents=True)
+    native.CORE.digest_file.write_text("0" * 64)
+    assert "out of date with the source" in str(native.interpreted_because())
+    native.CORE.digest_file.write_text(native.digest(native.CORE))
+    assert native.interpreted_because() is None
+
+
 def test_the_listings_objects_are_made_outside_the_collector() -> None:
     """Compiled, the objects a listing makes per candidate move and per group are not tracked
     by the cyclic garbage collector (``mypyc_attr(acyclic=True)``); interpreted, the decorator

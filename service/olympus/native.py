@@ -153,6 +153,20 @@ def _current(part: Part) -> bool:
     return part.digest_file.is_file() and part.digest_file.read_text() == digest(part)
 
 
+def interpreted_because() -> str | None:
+    """Why the packages run their source interpreted rather than the build (``activate``), in
+    a sentence; None when they run compiled. An edited module makes the build out of date, and
+    the service then runs about twice the CPU per command without failing: its start-up log
+    and ``olympus_compiled`` say so (docs/operations.md)."""
+    if os.environ.get(PURE_PYTHON) == "1":
+        return f"{PURE_PYTHON}=1 asks for it"
+    if not CORE.digest_file.is_file():
+        return "there is no compiled build (`make native` makes one where a C compiler is)"
+    if not _current(CORE):
+        return "the compiled build is out of date with the source: `make native` makes it again"
+    return None
+
+
 def activate(package_path: list[str], package: str) -> bool:
     """Put the compiled copy of ``package`` (``rules``, ``store``, ``server``) ahead of its
     source on its ``__path__``, if its part's build matches the source and is not turned off;

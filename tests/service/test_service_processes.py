@@ -42,7 +42,8 @@ from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat,
 
 from olympus.bots import pick_action
 from olympus.lifetime import alive, children
-from olympus.rules import Faction, legal_actions
+from olympus.native import PURE_PYTHON
+from olympus.rules import COMPILED, Faction, legal_actions
 from olympus.rules.observation import view
 from olympus.server import Settings
 from olympus.server.redis_clients import cluster_url, command_client
@@ -846,6 +847,11 @@ async def test_what_a_process_logs_of_a_client_gone_mid_body_and_of_a_websocket(
     assert not [line for line in lines() if line["level"] in ("error", "critical")]
     async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
         assert (await http.get("/rooms")).json() == {"rooms": []}  # no room was made
+    # how it runs, said once at the start: compiled, or why not (a warning unless asked for)
+    [how] = [line for line in lines() if line["msg"].startswith("the rules and the command")]
+    assert how["msg"].endswith(" run compiled") is COMPILED
+    asked = os.environ.get(PURE_PYTHON) == "1"
+    assert how["level"] == ("info" if COMPILED or asked else "warning")
 
     game = await new_game(server)
     client = await WsClient.open(server.ws_url)

@@ -17,7 +17,7 @@ from service_harness import (
     setup_command,
 )
 
-from olympus.rules import Faction, Phase, decode
+from olympus.rules import COMPILED, Faction, Phase, decode
 from olympus.store import EventStore
 
 
@@ -117,6 +117,7 @@ async def test_health_and_metrics(http: httpx.AsyncClient) -> None:
     assert metrics.headers["content-type"].startswith("text/plain; version=0.0.4")
     for name in ("olympus_rooms_loaded", "olympus_append_seconds_bucket", "olympus_commands_total"):
         assert name in metrics.text
+    assert f"\nolympus_compiled {int(COMPILED)}\n" in metrics.text
 
 
 async def test_an_overloaded_process_refuses_new_rooms_and_serves_its_games(

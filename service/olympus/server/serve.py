@@ -23,6 +23,8 @@ from types import FrameType
 import uvicorn
 
 from olympus.lifetime import die_with
+from olympus.native import PURE_PYTHON, interpreted_because
+from olympus.rules import COMPILED
 from olympus.store import EmbeddedRedis
 
 from . import logs
@@ -100,12 +102,26 @@ def _serve(args: argparse.Namespace) -> int:
         if args.workers > 1:
             return _supervise(args, redis_url)
         settings = Settings.from_env(redis_url=redis_url)
+        _say_how_it_runs()
         app = create_app(settings)
         tune_gc(settings)
         server = uvicorn.Server(uvicorn_config(app, settings, args.host, args.port))
         sockets = [listening_socket(args.host, args.port)] if args.reuse_port else None
         server.run(sockets=sockets)
         return 0
+
+
+def _say_how_it_runs() -> None:
+    """Log whether the command path runs compiled (``COMPILED``, chosen at import); a warning
+    when a build is missing or out of date (an edited module) rather than turned off on
+    purpose."""
+    if COMPILED:
+        log.info("the rules and the command path run compiled")
+        return
+    reason = interpreted_because() or "the build was made after this process had started"
+    asked = os.environ.get(PURE_PYTHON) == "1"
+    level = logging.INFO if asked else logging.WARNING
+    log.log(level, "the rules and the command path run interpreted, slower: %s", reason)
 
 
 @contextlib.contextmanager

@@ -14,7 +14,7 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from olympus.rules import Faction, Phase
+from olympus.rules import COMPILED, Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
 from olympus.store import EventStore, Replicated
 
@@ -76,6 +76,11 @@ class Services:
         self._gauges()
 
     def _gauges(self) -> None:
+        self.metrics.gauge(
+            "olympus_compiled",
+            "1 if the rules and the command path run compiled, 0 if interpreted (slower).",
+            lambda: {(): float(COMPILED)},
+        )
         self.metrics.gauge(
             "olympus_rooms_loaded", "Rooms held in this process.", lambda: {(): len(self.rooms)}
         )
