@@ -8,7 +8,8 @@ measured alone. Starts ``olympus serve`` as ``load_bench.py`` does (embedded Red
 ``--warmup`` of them unmeasured. Reported: the server's and its Redis' CPU per game (utime +
 stime over the window, /proc), games per second, and the Redis round trips the server made
 per game (the ``write`` calls of the Redis process' clients are not visible, so: the commands
-Redis ran, ``INFO commandstats``, those inside Lua scripts included).
+Redis ran, ``INFO commandstats``, those inside Lua scripts included), and whether the server
+ran its compiled build (``server_compiled``, as ``load_bench.py`` reports it).
 
 With ``--callgrind``, the server runs under valgrind's callgrind, counting the instructions it
 runs for the measured games only (``server_instructions_per_game``; the warm-up and the start
@@ -35,7 +36,16 @@ from typing import Any
 import httpx
 import msgpack
 import redis
-from load_bench import CLK_TCK, Server, cpu_ticks, start_counting, stop_counting, unpack
+from load_bench import (
+    CLK_TCK,
+    Server,
+    cpu_ticks,
+    scrape,
+    server_compiled,
+    start_counting,
+    stop_counting,
+    unpack,
+)
 from load_bench import parse_args as load_bench_args
 from websockets.asyncio.client import connect
 
@@ -106,6 +116,7 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
         after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
         counted = stop_counting(server) if args.callgrind else None
+        compiled = server_compiled(scrape(server.url))
     cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
     per_game = {}
     if counted is not None:
@@ -118,6 +129,7 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
         "server_cpu_ms_per_game": round(cpu_ms["server"], 3),
         "redis_cpu_ms_per_game": round(cpu_ms.get("redis", 0.0), 3),
         "redis_commands_per_game": round(ran / args.games, 1),
+        "server_compiled": compiled,
     }
 
 

@@ -99,7 +99,7 @@ def test_a_bench_runs_and_reports(
         # a figure is a number, or None where the tiny run measured nothing of it (a slow box
         # may acknowledge no command within load_bench's second): never another type
         assert all(report[f] is None or isinstance(report[f], int | float) for f in figures)
-        if bench == "load_bench.py":  # the server it started ran this build, and says so
+        if bench in ("load_bench.py", "lifecycle_bench.py"):  # its server ran this build
             assert report["server_compiled"] is olympus.rules.COMPILED
 
 
