@@ -56,7 +56,7 @@ def test_the_compiled_core_runs_where_a_compiler_is() -> None:
     rules; the store's and the service's command path); an edit of the source turns the build
     off until the next one (the digest)."""
     compiler = bool(shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc"))
-    expected = compiler and os.environ.get(native.PURE_PYTHON) != "1"
+    expected = compiler and not native.turned_off()
     assert olympus.rules.COMPILED is olympus.store.COMPILED is olympus.server.COMPILED is expected
     suffix = ".py" if not expected else ".so"
     assert olympus.rules.legal.__file__.endswith(suffix)

@@ -153,16 +153,21 @@ def _current(part: Part) -> bool:
     return part.digest_file.is_file() and part.digest_file.read_text() == digest(part)
 
 
-def interpreted_because() -> str | None:
-    """Why the packages run their source interpreted rather than the build (``activate``), in
-    a sentence; None when they run compiled. An edited module makes the build out of date, and
-    the service then runs about twice the CPU per command without failing: its start-up log
-    and ``olympus_compiled`` say so (docs/operations.md)."""
-    if os.environ.get(PURE_PYTHON) == "1":
+def turned_off() -> bool:
+    """Whether ``OLYMPUS_PURE_PYTHON=1`` asks for the source to run interpreted."""
+    return os.environ.get(PURE_PYTHON) == "1"
+
+
+def interpreted_because(part: Part = CORE) -> str | None:
+    """Why the packages of ``part`` run their source interpreted rather than its build, in a
+    sentence; None when they run compiled (``activate`` asks it). An edited module makes the
+    build out of date, and the service then runs about twice the CPU per command without
+    failing: its start-up log and ``olympus_compiled`` say so (docs/operations.md)."""
+    if turned_off():
         return f"{PURE_PYTHON}=1 asks for it"
-    if not CORE.digest_file.is_file():
+    if not part.digest_file.is_file():
         return "there is no compiled build (`make native` makes one where a C compiler is)"
-    if not _current(CORE):
+    if not _current(part):
         return "the compiled build is out of date with the source: `make native` makes it again"
     return None
 
@@ -174,7 +179,7 @@ def activate(package_path: list[str], package: str) -> bool:
     did. Its subpackages and interpreted modules then load from the copy too: the same
     source, as the digest says."""
     part = _part_of(package)
-    if os.environ.get(PURE_PYTHON) == "1" or not _current(part):
+    if interpreted_because(part) is not None:
         return False
     if str(part.library) not in sys.path:
         sys.path.append(str(part.library))

@@ -42,7 +42,7 @@ from service_harness import Game, Oracle, WsClient, create_game, jsonable, seat,
 
 from olympus.bots import pick_action
 from olympus.lifetime import alive, children
-from olympus.native import PURE_PYTHON
+from olympus.native import turned_off
 from olympus.rules import COMPILED, Faction, legal_actions
 from olympus.rules.observation import view
 from olympus.server import Settings
@@ -850,8 +850,7 @@ async def test_what_a_process_logs_of_a_client_gone_mid_body_and_of_a_websocket(
     # how it runs, said once at the start: compiled, or why not (a warning unless asked for)
     [how] = [line for line in lines() if line["msg"].startswith("the rules and the command")]
     assert how["msg"].endswith(" run compiled") is COMPILED
-    asked = os.environ.get(PURE_PYTHON) == "1"
-    assert how["level"] == ("info" if COMPILED or asked else "warning")
+    assert how["level"] == ("info" if COMPILED or turned_off() else "warning")
 
     game = await new_game(server)
     client = await WsClient.open(server.ws_url)

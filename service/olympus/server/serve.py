@@ -23,7 +23,7 @@ from types import FrameType
 import uvicorn
 
 from olympus.lifetime import die_with
-from olympus.native import PURE_PYTHON, interpreted_because
+from olympus.native import interpreted_because, turned_off
 from olympus.rules import COMPILED
 from olympus.store import EmbeddedRedis
 
@@ -119,8 +119,7 @@ def _say_how_it_runs() -> None:
         log.info("the rules and the command path run compiled")
         return
     reason = interpreted_because() or "the build was made after this process had started"
-    asked = os.environ.get(PURE_PYTHON) == "1"
-    level = logging.INFO if asked else logging.WARNING
+    level = logging.INFO if turned_off() else logging.WARNING
     log.log(level, "the rules and the command path run interpreted, slower: %s", reason)
 
 
