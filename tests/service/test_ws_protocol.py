@@ -325,7 +325,7 @@ async def test_an_inbox_keeps_order_through_a_cancelled_wait_and_has_one_reader(
     """What uvicorn asks of its queue (put_nowait, get, empty), as asyncio.Queue does it: a
     wait cancelled (the hello timeout's ``wait_for``) takes nothing, messages come out in the
     order they went in; and a second reader at once is refused instead of left waiting."""
-    inbox = Inbox()
+    inbox = Inbox(asyncio.get_running_loop())
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(inbox.get(), 0.01)
     assert inbox.empty()

@@ -91,7 +91,8 @@ class Inbox:
     uvicorn uses (``put_nowait``, ``get``, ``empty``), compiled. asyncio's queue is Python,
     a cost on every message a client sends. One reader: the application's ``receive``."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop  # the protocol's: ``get_running_loop`` is a ``getpid`` per wait
         self._messages: deque[Message] = deque()
         self._waiter: asyncio.Future[None] | None = None
 
@@ -110,7 +111,7 @@ class Inbox:
         if self._waiter is not None:  # it would take the other's wake-up and strand it
             raise RuntimeError("an Inbox has one reader at a time")
         while not self._messages:  # a cancelled wait takes nothing
-            self._waiter = asyncio.get_running_loop().create_future()
+            self._waiter = self._loop.create_future()
             try:
                 await self._waiter
             finally:
@@ -131,7 +132,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._inbox = Inbox()
+        self._inbox = Inbox(self.loop)
         self.queue = self._inbox  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
