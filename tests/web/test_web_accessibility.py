@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from axe_playwright_python.sync_playwright import Axe
 from test_web_combat import CHTHONIANS, OLYMPIANS, move, place
-from test_web_game import _join_game
+from test_web_game import JOIN_SEEN, _join_game
 
 SIZE = {"width": 1280, "height": 720}
 AXE = Axe()
@@ -32,6 +32,7 @@ def test_the_lobby_the_board_and_the_combat_dialog_pass_axe(new_page) -> None:
 
     room, olympians, chthonians = _join_game(sized)
     olympians.wait_for_selector("g.dest")
+    olympians.wait_for_function(JOIN_SEEN)  # no redraw for the join while axe reads the page
     found["setup"] = violations(olympians)  # the setup editor, its free regions offered
     invite = sized("invite", f"/#/join/{room}")
     invite.wait_for_selector("#join-page")

@@ -47,9 +47,10 @@ def test_the_tab_and_the_side_boxes_say_whose_move_it_is(new_page, web_server) -
     olympians.click("#btn-submit-setup")
     olympians.wait_for_selector("#setup-waiting")
     wait_title(olympians, TITLE)  # sealed: nothing to do until the opponent is in
-    assert side_state(olympians, "olympians") == "ready"
+    # each page's events and its `legal` may come in two frames: every state is waited for
+    wait_side_state(olympians, "olympians", "ready")
     wait_side_state(chthonians, "olympians", "ready")
-    assert chthonians.title() == YOUR_MOVE
+    wait_title(chthonians, YOUR_MOVE)
     assert icon(olympians) != icon(chthonians)
 
     chthonians.click("#btn-random-setup")

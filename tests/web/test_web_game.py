@@ -13,7 +13,15 @@ import time
 from web_driver import UiPlayer
 from websockets.sync.client import connect
 
-MAX_SECONDS = 150
+MAX_SECONDS = 300  # a random game takes ~35 s here; room for a box twice as slow and more
+
+
+# The Olympians' page has the room's summary with the Chthonians joined and the room live: the
+# join writes the seats, then the status, so a summary read between the two changes once more.
+JOIN_SEEN = """() => {
+  const summary = window.olympus.summary;
+  return summary?.seats.chthonians === true && summary.status === "live";
+}"""
 
 
 def _join_game(new_page):
@@ -132,7 +140,7 @@ def test_the_board_is_not_drawn_again_while_the_room_stays_the_same(new_page, we
     when it changed, since each drawing replaces the board under the player's pointer (the
     drag of a unit onto a region, above)."""
     _, olympians, _ = _join_game(new_page)
-    olympians.wait_for_function("() => window.olympus.summary?.seats.chthonians === true")
+    olympians.wait_for_function(JOIN_SEEN)
     olympians.evaluate(
         """() => {
             const game = window.olympus;
@@ -229,7 +237,11 @@ def test_full_game_two_players_and_a_spectator(new_page, web_server):
     result = olympians.inner_text("#gameover-title")
     assert result == chthonians.inner_text("#gameover-title")
     assert result == spectator.inner_text("#gameover-title")
-    assert olympians.locator("g.unit.hidden").count() == 0  # the full reveal names every unit
+    # the full reveal names every unit; it comes with `game_over`, which may follow the last
+    # events in a frame of its own
+    olympians.wait_for_function(
+        "() => window.olympus.final && !document.querySelector('g.unit.hidden')"
+    )
     assert len(spectator_turns) > 3, spectator_turns  # the spectator saw the game go on
     assert spectator.locator("#event-log li").count() > 10
     assert reloaded, "no combat happened"

@@ -22,6 +22,7 @@ def _join_and_set_up(ann, bob, link: str, side: str) -> str:
     room = link.rsplit("/", 1)[1]
     bob.goto(link)
     bob.click(f"#btn-join-{side}")
+    bob.wait_for_selector("#setup-panel")  # the seat is saved: going to the room finds it
     for page in (ann, bob):
         page.goto(f"/#/play/{room}")
         page.wait_for_selector("#btn-random-setup")

@@ -3,15 +3,17 @@ position once the server is back (same data dir: the game survived the restart).
 
 from __future__ import annotations
 
-import re
-import time
-
 import pytest
 from web_harness import Server
 
 RETRY_NOW = """() => {
   const button = document.querySelector("#conn-banner:not([hidden]) button");
   if (button && button.textContent === "Retry now") button.click();
+}"""
+COUNTDOWN_FROM_THIRD = r"""() => {
+  const text = document.querySelector("#conn-banner").textContent;
+  const m = /Reconnecting in \d+ s \(attempt (\d+)\)/.exec(text);
+  return m !== null && Number(m[1]) >= 3;
 }"""
 
 
@@ -39,10 +41,10 @@ def test_connection_lost_and_resumed(new_page, own_server):
     own_server.stop()
     olympians.wait_for_selector("#conn-banner[data-state=reconnecting]:has-text('Connection lost')")
     assert "Reconnecting" in olympians.inner_text("#conn-status")
-    # exponential backoff: the attempts go on, further and further apart
-    olympians.wait_for_selector("#conn-banner:has-text('attempt 3')", timeout=10_000)
-    text = olympians.inner_text("#conn-banner")
-    assert re.search(r"Reconnecting in \d+ s", text), text
+    # exponential backoff: the attempts go on, further and further apart. The banner counts
+    # down to the next attempt and shows it under way for a moment; the stop may take long
+    # enough on a loaded box that the third is past, so any countdown from the third on will do.
+    olympians.wait_for_function(COUNTDOWN_FROM_THIRD, timeout=10_000)
 
     own_server.start()  # the same port and data dir
     for page in (olympians, chthonians):
@@ -60,8 +62,7 @@ def test_connection_lost_and_resumed(new_page, own_server):
     chthonians.wait_for_selector("#game[data-my-turn=true]")
     chthonians.click("#btn-liturgy")
     chthonians.click("dialog#confirm [data-action=ok]")
-    deadline = time.monotonic() + 10
-    while int(olympians.get_attribute("#game", "data-turn-number")) == turn:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
-    assert olympians.get_attribute("#game", "data-my-turn") == "true"
+    # the turn's events and the Olympians' `legal` may come in two frames: wait for both
+    olympians.wait_for_selector(
+        f"#game[data-my-turn=true]:not([data-turn-number='{turn}'])", timeout=10_000
+    )
