@@ -43,6 +43,7 @@ from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.board import BOARD
 from olympus.rules.characters import BY_NAME, CHARACTERS, ORDER
+from olympus.rules.movement import revealed
 from olympus.rules.powers import MoveContext
 
 GAMES = 12
@@ -215,6 +216,18 @@ def test_listed_moves_cost_what_execute_charges() -> None:
                 paid += energy > 0
                 ferried += energy == 0
     assert walks > 100 and paid > 100 and ferried > 10, (walks, paid, ferried)
+
+
+def test_a_moves_revealed_units_are_the_set_of_them_and_small_sets_are_shared() -> None:
+    """``revealed`` is ``frozenset`` of the units, whatever their number; the sets of none and
+    of one unit come from a table (a listing asks for one per candidate), others are made."""
+    assert revealed(()) == frozenset() and revealed([]) is revealed(())
+    for name in BY_NAME:
+        assert revealed((name,)) == {name}
+        assert revealed([name]) is revealed((name,))
+    pair = ("Hades", "Hypnos")
+    assert revealed(pair) == set(pair) and revealed(pair) is not revealed(pair)
+    assert revealed(("Nobody",)) == {"Nobody"}  # a name the table lacks is still a set
 
 
 def test_occupancy_index_answers_like_a_scan() -> None:

@@ -24,7 +24,7 @@ from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_ste
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
-from .movement import MovePlan, Movers, Refusal
+from .movement import MovePlan, Movers, Refusal, revealed
 from .powers import POWERS, Action, MoveContext, Power, powers_of
 from .state import GameState, Maneuver, Phase, StepKind
 
@@ -497,7 +497,7 @@ def _destination_moves(
     for reveal, use_power in forms:
         variant = move
         if reveal or use_power:
-            variant = movers.move(to, fly, frozenset(reveal), use_power)
+            variant = movers.move(to, fly, revealed(reveal), use_power)
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, Refusal):
             continue
