@@ -220,13 +220,12 @@ def test_listed_moves_cost_what_execute_charges() -> None:
 
 def test_a_moves_revealed_units_are_the_set_of_them_and_small_sets_are_shared() -> None:
     """``revealed`` is ``frozenset`` of the units, whatever their number; the sets of none and
-    of one unit come from a table (a listing asks for one per candidate), others are made."""
+    of one unit come from a table (a listing asks for one per candidate)."""
     assert revealed(()) == frozenset() and revealed([]) is revealed(())
     for name in BY_NAME:
         assert revealed((name,)) == {name}
         assert revealed([name]) is revealed((name,))
-    pair = ("Hades", "Hypnos")
-    assert revealed(pair) == set(pair) and revealed(pair) is not revealed(pair)
+    assert revealed(("Hades", "Hypnos")) == {"Hades", "Hypnos"}
     assert revealed(("Nobody",)) == {"Nobody"}  # a name the table lacks is still a set
 
 

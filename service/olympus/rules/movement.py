@@ -25,10 +25,11 @@ def revealed(reveal: Sequence[str]) -> frozenset[str]:
     """The units a move reveals for their power, as a set (``MoveContext.reveal``). The sets of
     no unit and of one unit are made once: a listing asks for one per candidate that reveals
     someone, and making it each time was 3 % of a turn's listing."""
-    alone = _ALONE.get(reveal[0]) if len(reveal) == 1 else None
-    if alone is not None:
-        return alone
-    return frozenset(reveal) if reveal else _NOBODY
+    if not reveal:
+        return _NOBODY
+    if len(reveal) == 1:
+        return _ALONE.get(reveal[0]) or frozenset(reveal)
+    return frozenset(reveal)
 
 
 @mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
