@@ -77,6 +77,9 @@ SEATS = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 TYPE_WEIGHTS = {"move": 20.0, "liturgy": 1.0, "pass": 1.0}
 HONOR_BIAS = 3.0
 RETRIED = ("rate_limited", "busy", "unavailable")
+# Issue 11's target for one server process in the closed loop (500 rooms, spectators): judged
+# on the last line beside the first service issue's rate and p99.
+SERVER_CPU_US_TARGET = 300
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -1014,6 +1017,10 @@ def main(argv: list[str] | None = None) -> int:
     if target_rate is not None:
         verdicts.append(f"≥ {target_rate} commands/s: {'met' if rate >= target_rate else 'MISSED'}")
     verdicts.append(f"p99 < {p99:.0f} ms: {'met' if ms and percentile(ms, 99) < p99 else 'MISSED'}")
+    cpu_us = headline["server_cpu_us_per_command"]
+    if args.mode == "closed" and cpu_us is not None:  # the fast core's (issue 11), one process
+        verdict = "met" if cpu_us <= SERVER_CPU_US_TARGET else "MISSED"
+        verdicts.append(f"server CPU ≤ {SERVER_CPU_US_TARGET} µs per command: {verdict}")
     print("targets (500 rooms closed / 2,000 rooms open):", "; ".join(verdicts))
     return 0
 
