@@ -11,13 +11,12 @@ from .board import BOARD
 from .characters import BY_NAME, ORDER, Faction
 from .errors import IllegalCommand
 from .honor import MoveHonor
-from .powers import POWERS, GroupPowers, MoveContext, Power, group_powers, powers_of
+from .powers import NOBODY, POWERS, GroupPowers, MoveContext, Power, group_powers, powers_of
 from .state import GameState
 
 STACK_LIMIT: Final = 4  # R6
 _STACK_LIMIT_SENTENCE: Final = f"At most {STACK_LIMIT} of your units may stand in one region."
 STYX_ENERGY: Final = 2  # R5
-_NOBODY: Final[frozenset[str]] = frozenset()
 _ALONE: Final[dict[str, frozenset[str]]] = {name: frozenset((name,)) for name in BY_NAME}
 
 
@@ -26,7 +25,7 @@ def revealed(reveal: Sequence[str]) -> frozenset[str]:
     no unit and of one unit are made once: a listing asks for one per candidate that reveals
     someone, and making it each time was 3 % of a turn's listing."""
     if not reveal:
-        return _NOBODY
+        return NOBODY
     if len(reveal) == 1:
         return _ALONE.get(reveal[0]) or frozenset(reveal)
     return frozenset(reveal)
@@ -155,7 +154,7 @@ class Movers:
         self,
         destination: int,
         fly: bool = False,
-        reveal: frozenset[str] = _NOBODY,
+        reveal: frozenset[str] = NOBODY,
         use_power: bool = False,
     ) -> MoveContext:
         """The move of these units to ``destination``, to be judged (and asked about);

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Action, MoveContext, Power
+from .base import NOBODY, Action, MoveContext, Power
 from .registry import POWERS, GroupPowers, group_powers, powers_of, register
 
 
@@ -17,6 +17,7 @@ def _load_characters() -> None:
 
 
 __all__ = [
+    "NOBODY",
     "POWERS",
     "Action",
     "GroupPowers",

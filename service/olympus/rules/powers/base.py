@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..decision import Decision
 
 
-_NOBODY: Final[frozenset[str]] = frozenset()
+NOBODY: Final[frozenset[str]] = frozenset()  # no unit revealed: every action's default
 
 
 @mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
@@ -42,7 +42,7 @@ class Action:
         faction: Faction,
         units: tuple[str, ...],
         kind: str,
-        reveal: frozenset[str] = _NOBODY,
+        reveal: frozenset[str] = NOBODY,
     ) -> None:
         self.faction = faction
         self.units = units
