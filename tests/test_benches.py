@@ -101,6 +101,12 @@ def test_a_bench_runs_and_reports(
         assert all(report[f] is None or isinstance(report[f], int | float) for f in figures)
         if bench in ("load_bench.py", "lifecycle_bench.py"):  # its server ran this build
             assert report["server_compiled"] is olympus.rules.COMPILED
+        if bench == "load_bench.py":  # its last line judges the figure it wrote (closed loop)
+            cpu = report["server_cpu_us_per_command"]
+            last = run.stdout.strip().splitlines()[-1]
+            if cpu is not None:
+                met = "met" if cpu <= 300 else "MISSED"
+                assert last.endswith(f"server CPU ≤ 300 µs per command: {met}"), last
 
 
 @pytest.mark.parametrize(
