@@ -210,7 +210,6 @@ _STEPS: Final = tuple(tuple(sorted(BOARD.neighbours(r))) for r in range(len(BOAR
 _FLIGHTS: Final = tuple(
     tuple(to for to in range(len(BOARD.regions)) if to != r) for r in range(len(BOARD.regions))
 )
-_NONE: Final[frozenset[str]] = frozenset()
 
 Form = tuple[tuple[str, ...], bool]  # a move's (units revealed for their power, use_power)
 # A listed move's fields: (units, to, fly, reveal, use_power, steps), as in its ``wire``.
