@@ -22,12 +22,12 @@ import os
 from typing import Any
 
 import pytest
+import websockets.frames
 import websockets.http11
 from service_harness import UvicornThread
 from starlette.applications import Starlette
 from starlette.routing import WebSocketRoute
 from starlette.websockets import WebSocket
-from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
@@ -129,18 +129,20 @@ async def test_the_short_way_declines_while_the_transport_is_paused() -> None:
 
 
 @pytest.fixture
-def read_directly(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
-    """For each message given to an application, whether ``WriteFrameProtocol`` read its frame
-    itself (True) or websockets did. (uvicorn's method is watched: a class compiled by mypyc
-    cannot be subclassed by an interpreted one.)"""
-    noted: list[bool] = []
-    give = WebSocketsSansIOProtocol.send_receive_event_to_app
+def websockets_parsed(monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, int]]:
+    """Each frame websockets' own parser read on the server's side (a client's frames are
+    masked), as (opcode, payload length): the frames ``WriteFrameProtocol`` did not read
+    itself."""
+    noted: list[tuple[int, int]] = []
+    parse = websockets.frames.Frame.parse.__func__  # type: ignore[attr-defined]
 
-    def watched(protocol: WebSocketsSansIOProtocol) -> None:
-        noted.append(getattr(protocol, "_direct", False))
-        give(protocol)
+    def watched(cls: type[websockets.frames.Frame], *args: Any, **kwargs: Any) -> Any:
+        parsed = yield from parse(cls, *args, **kwargs)
+        if kwargs["mask"]:  # the server's parser: the test's client parses unmasked frames
+            noted.append((parsed.opcode.value, len(parsed.data)))
+        return parsed
 
-    monkeypatch.setattr(WebSocketsSansIOProtocol, "send_receive_event_to_app", watched)
+    monkeypatch.setattr(websockets.frames.Frame, "parse", classmethod(watched))
     return noted
 
 
@@ -197,7 +199,7 @@ def echo() -> Starlette:
 
 @pytest.mark.parametrize("cut", [1, 3, 7, 1000, None])
 async def test_frames_in_are_read_as_websockets_reads_them(
-    cut: int | None, read_directly: list[bool]
+    cut: int | None, websockets_parsed: list[tuple[int, int]]
 ) -> None:
     """Three volleys of frames, each written at once or cut into writes of ``cut`` bytes:
     small frames, then what the short way leaves to websockets (long frames, a ping), then
@@ -222,7 +224,10 @@ async def test_frames_in_are_read_as_websockets_reads_them(
                 assert received == [p if first == BINARY else p.decode() for first, p in data]
             pong = await client.ping(b"still there")
             await asyncio.wait_for(pong, 30)
-        assert read_directly == [True] * (1 + len(SMALL)) + [False, False] + [True] * len(SMALL)
+            parsed = list(websockets_parsed)  # (before the client's close)
+        # websockets read what the short way leaves to it (the client's ping last), no more
+        left = [(first & 0x0F, len(payload)) for first, payload in LARGE]
+        assert parsed == [*left, (PING & 0x0F, len(b"still there"))]
     finally:
         await server.aclose()
 

@@ -28,7 +28,7 @@ from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
 from .registry import RoomNotReady
 from .room import CommandRejected, RoomRuntime, Submitted
-from .ws_protocol import FrameSender, receiver
+from .ws_protocol import FrameSender, limit_pings, receiver
 
 if TYPE_CHECKING:
     from .services import Services
@@ -57,6 +57,8 @@ class Connection:
         self._writing = False  # the writer task is sending: what is queued waits for it
         self.bucket = TokenBucket(self.settings.rate_per_second, self.settings.rate_burst)
         self.strikes = 0
+        limit_pings(ws, self.settings.rate_per_second, self.settings.rate_burst)
+        self.refusals = 0  # error frames sent: the first is logged, all are counted
         self.room: RoomRuntime | None = None
         # Subscriber fields (room.py)
         self.audience: Faction | None = None
@@ -85,7 +87,7 @@ class Connection:
         if self.closing is not None:
             return
         if len(self.queue) >= self.settings.send_queue:
-            log.warning("slow consumer disconnected", extra=self._fields())
+            log.info("slow consumer disconnected", extra=self._fields())  # the client's doing
             self.close(protocol.CLOSE_SLOW, "slow_consumer")
             return
         self.queue.append(frame)
@@ -176,8 +178,12 @@ class Connection:
     def _error(
         self, code: str, sentence: str, command_id: str | None = None, close: int | None = None
     ) -> None:
+        """Send an ``error`` frame (and close with ``close``). Counted in ``ws_errors``; only
+        a connection's first is logged at INFO, so that no client can fill the log."""
         self.services.metrics.ws_errors.inc(code)
-        log.info("refused: %s", sentence, extra={**self._fields(), "code": code})
+        self.refusals += 1
+        level = logging.INFO if self.refusals == 1 else logging.DEBUG
+        log.log(level, "refused: %s", sentence, extra={**self._fields(), "code": code})
         self.push(self.codec.encode(protocol.error(code, sentence, command_id)))
         if close is not None:
             self.close(close, code)

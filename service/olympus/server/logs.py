@@ -35,6 +35,9 @@ FIELDS = (
 # with the client's address, the connection's id, the room and the seat. (A tuple: a record's
 # ``msg`` may be any object, a dict say, which a set could not look for.)
 _PER_CONNECTION = ('%s - "WebSocket %s" [accepted]', "connection open")
+# What uvicorn logs at WARNING for a client's malformed request: the client's doing, once per
+# connection (it is answered 400 and closed), so INFO, where no alert looks.
+_CLIENTS_FAULT = ("Invalid HTTP request received.", "Unsupported upgrade request.")
 
 log = logging.getLogger("olympus.server")
 
@@ -86,7 +89,7 @@ def configure(level: str = "INFO") -> None:
         logging.getLogger(name).handlers[:] = []
         logging.getLogger(name).propagate = True
     uvicorn = logging.getLogger("uvicorn.error")
-    uvicorn.filters[:] = [_not_per_connection]
+    uvicorn.filters[:] = [_uvicorn_lines]
     # What a record would carry and no line shows (the caller's file and line, the thread,
     # the process): not looked up (the logging HOWTO's "Optimization"), a third of a line's
     # cost, and a line is written for every connection. (So ``stack_info=True`` shows nothing:
@@ -102,7 +105,10 @@ def address(client: tuple[str, int] | None) -> str | None:
     return None if client is None else f"{client[0]}:{client[1]}"
 
 
-def _not_per_connection(record: logging.LogRecord) -> bool:
-    """Three lines for every websocket said one thing thrice, and writing them cost ~1 % of a
-    busy process's CPU (docs/performance.md, seventh session)."""
+def _uvicorn_lines(record: logging.LogRecord) -> bool:
+    """uvicorn's lines, less those it writes for every websocket (three lines said one thing
+    thrice, and writing them cost ~1 % of a busy process's CPU: docs/performance.md), and with
+    a client's malformed request at INFO."""
+    if record.msg in _CLIENTS_FAULT:
+        record.levelno, record.levelname = logging.INFO, "INFO"
     return record.msg not in _PER_CONNECTION

@@ -82,6 +82,12 @@ class Gauge(Metric):
         ]
 
 
+class ReadCounter(Gauge):
+    """A counter kept elsewhere (a module's tally), read at scrape time."""
+
+    kind = "counter"
+
+
 class Histogram(Metric):
     kind = "histogram"
 
@@ -177,3 +183,7 @@ class ServiceMetrics:
 
     def gauge(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
         self.registry.add(Gauge(name, help, read, labels))
+
+    def counter(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
+        """A counter whose values ``read`` gives at scrape time (kept where they happen)."""
+        self.registry.add(ReadCounter(name, help, read, labels))

@@ -18,7 +18,7 @@ from olympus.rules import COMPILED, Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
 from olympus.store import EventStore, Replicated
 
-from . import tokens
+from . import tokens, ws_protocol
 from .background import cancel
 from .clocks import Clocks
 from .fanout import Fanout
@@ -94,6 +94,13 @@ class Services:
             "Open websockets, by kind (seat, spectator, pending hello).",
             lambda: {(k,): n for k, n in Counter(c.kind for c in self.connections).items()},
             ("kind",),
+        )
+        self.metrics.counter(
+            "olympus_ws_refused_total",
+            "Websockets closed for input refused (1002 protocol error, 1007 text not UTF-8, "
+            "1009 too large, 4429 ping flood), by close code.",
+            lambda: {(str(code),): n for code, n in ws_protocol.REFUSED.items()},
+            ("code",),
         )
 
     @property

@@ -5,7 +5,7 @@ A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrappe
 ``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
 frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
 header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions (``EXTENSION``, an extension's dict: ``{"write": …, "receive": …}``), a ``write``
+extensions (``EXTENSION``, an extension's dict: ``{"write": …, "receive": …, …}``), a ``write``
 that puts a whole frame (``_frame``: the header made here, not by websockets' ``Frame``) onto
 the transport at once. It takes a frame only while the websocket is open and the transport
 is not paused for flow control; otherwise it declines, and ``FrameSender`` sends through ASGI,
@@ -43,12 +43,23 @@ target and headers, checked by the same ``accept``. One answer differs: a reques
 gets a 400, where uvicorn's way left it unanswered (websockets refused it, and the refusal was
 never written).
 
-Everything else (pings, closing) is uvicorn's own.
+What a client can make the process write is bounded, whatever it sends: while the transport
+is over its high-water mark (``pause_writing``), nothing more is read from the socket, so no
+reply (a pong, an error frame, a close) piles up behind a client that does not read; reading
+starts again once the transport drains. Pings take a token each from a bucket of the socket's
+own rate (``limit_pings``: the application gives it the rate of its messages); a ping that
+finds the bucket empty closes the socket with 4429 (``CLOSE_FLOOD``). Input the protocol
+refuses (invalid UTF-8: 1007; websockets' verdicts: 1002, 1009; a ping flood: 4429) closes the
+socket, is logged once at INFO (the socket is gone after it) and counted by close code in
+``REFUSED`` (``/metrics``: ``olympus_ws_refused_total``).
+
+Everything else (closing) is uvicorn's own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -61,6 +72,9 @@ from websockets.frames import Opcode
 from websockets.http11 import Request
 from websockets.protocol import Protocol, State
 from websockets.streams import StreamReader
+
+from .logs import address
+from .ratelimit import TokenBucket
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent
@@ -84,6 +98,16 @@ _WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
 # Small messages a client may have waiting unread before its transport stops being read.
 UNREAD_LIMIT = 16
 SMALL_BYTES = 1 << 16  # bytes: a message the short way reads has a 7- or 16-bit length
+# Pings a socket may send, per second and at once, until the application sets its own rate
+# (``limit_pings``); the service's defaults for messages (settings.py).
+PING_RATE, PING_BURST = 20.0, 40
+CLOSE_FLOOD = 4429  # as the service closes a socket that floods it with messages (protocol.py)
+CLOSE_INVALID_DATA = 1007  # RFC 6455 §7.4.1: text that is not UTF-8
+
+# Sockets closed for input the protocol refused, by close code, in this process (/metrics).
+REFUSED: dict[int, int] = {}
+
+log = logging.getLogger("olympus.server.ws_protocol")
 
 
 class Inbox:
@@ -134,6 +158,12 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         super().__init__(*args, **kwargs)
         self._inbox = Inbox(self.loop)
         self.queue = self._inbox  # type: ignore[assignment]
+        self._pings = TokenBucket(PING_RATE, PING_BURST)
+
+    def limit_pings(self, rate: float, burst: int) -> None:
+        """Let the socket ping ``rate`` times per second on average, ``burst`` at once (the
+        rate of its messages); a ping beyond closes it with ``CLOSE_FLOOD``."""
+        self._pings = TokenBucket(rate, burst)
 
     def data_received(self, data: bytes) -> None:
         if not self._direct:
@@ -173,21 +203,58 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         self._pending = buffer[at:]
 
     def send_receive_event_to_app(self) -> None:
-        """uvicorn's: the application's message (websockets' frames, or the short way's). It
-        stops reading after each message; a small one here only once ``UNREAD_LIMIT`` wait
-        (its flag is set around the call, so it leaves reading as it is), a large one at once.
-        uvicorn's ``receive`` starts reading again once every message waiting is taken."""
-        if self.read_paused or sum(map(len, self.frames)) >= SMALL_BYTES:
-            super().send_receive_event_to_app()
+        """The application's message (websockets' frames, or the short way's), as uvicorn's
+        gives it; text that is not UTF-8 closes the socket (1007, ``_refuse``). uvicorn stops
+        reading after each message; here a small one stops it only once ``UNREAD_LIMIT`` wait,
+        a large one at once. ``receive`` starts reading again once every message waiting is
+        taken."""
+        frames = self.frames
+        data = frames[0] if len(frames) == 1 else b"".join(frames)
+        self.frames = []
+        if self.close_sent:  # past the application's close: read on until the client's
             return
-        self.read_paused = True
-        try:
-            super().send_receive_event_to_app()
-        finally:
-            self.read_paused = False
-        if len(self._inbox) >= UNREAD_LIMIT:
+        if self.curr_msg_data_type == "text":
+            try:
+                self._inbox.put_nowait({"type": "websocket.receive", "text": data.decode()})
+            except UnicodeDecodeError as error:
+                self.conn.send_close(CLOSE_INVALID_DATA, "invalid UTF-8")
+                self._refuse(f"invalid UTF-8 at position {error.start}")
+                return
+        else:
+            self._inbox.put_nowait({"type": "websocket.receive", "bytes": data})
+        if not self.read_paused and (len(data) >= SMALL_BYTES or len(self._inbox) >= UNREAD_LIMIT):
             self.read_paused = True
             self.transport.pause_reading()
+
+    def handle_ping(self) -> None:
+        """uvicorn's (the pong websockets made), within the socket's ping rate: a ping
+        beyond it closes the socket (``CLOSE_FLOOD``). Nothing is written once closing."""
+        if self.close_sent:
+            self.conn.data_to_send()  # dropped: the socket is closing
+            return
+        if not self._pings.take():
+            self.conn.fail(CLOSE_FLOOD, "ping flood")
+            self._refuse("ping flood")
+            return
+        super().handle_ping()
+
+    def handle_parser_exception(self) -> None:
+        """uvicorn's, for a frame websockets refused (it chose the close code)."""
+        self._refuse(str(self.conn.parser_exc))
+
+    def _refuse(self, why: str) -> None:
+        """Close for input refused, with the close frame websockets was told to send: counted
+        in ``REFUSED``, logged once at INFO (the socket is gone after it), then closed as
+        uvicorn closes on a parser's error."""
+        sent = self.conn.close_sent
+        if sent is None or self.close_sent:  # nothing to say, or closing already
+            self.close_sent = True
+            self.transport.close()
+            return
+        REFUSED[sent.code] = REFUSED.get(sent.code, 0) + 1
+        fields = {"client": address(self.client), "code": sent.code, "error": why}
+        log.info("websocket closed: input refused", extra=fields)
+        super().handle_parser_exception()
 
     def _to_websockets(self, data: bytes) -> None:
         """uvicorn's way: websockets parses ``data``; then, if it waits at a frame's start on
@@ -225,24 +292,31 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             self.scope["extensions"][EXTENSION] = {
                 "write": self.write_frame,
                 "receive": self.receive,  # without Starlette's on top
+                "limit_pings": self.limit_pings,
             }
 
     async def receive(self) -> ASGIReceiveEvent:
         """uvicorn's, compiled (it is awaited for every message a client sends): the next
-        message; reading starts again once none waits."""
+        message; reading starts again once none waits (and the transport takes writes)."""
         message = await self._inbox.get()
         if self.read_paused and self._inbox.empty():
             self.read_paused = False
-            self.transport.resume_reading()
+            if not self._write_paused:
+                self.transport.resume_reading()
         return cast("ASGIReceiveEvent", message)
 
     def pause_writing(self) -> None:
+        """The transport holds more than its high-water mark unsent: nothing more is read
+        until it drains, so that nothing read can add to it (a pong, an error, a close)."""
         self._write_paused = True  # a flag ``write_frame`` reads; asyncio's Event is Python
         super().pause_writing()
+        self.transport.pause_reading()
 
     def resume_writing(self) -> None:
         self._write_paused = False
         super().resume_writing()
+        if not self.read_paused and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def write_frame(self, data: bytes | str) -> bool:
         """Put one whole data frame (binary for bytes, text for str) on the transport; False,
@@ -329,6 +403,14 @@ def receiver(ws: WebSocket) -> Receive:
     disconnect)."""
     offered: Receive | None = _offered(ws).get("receive")
     return ws.receive if offered is None else offered
+
+
+def limit_pings(ws: WebSocket, rate: float, burst: int) -> None:
+    """Limit ``ws``'s pings to its messages' rate, where its protocol offers it
+    (``WriteFrameProtocol.limit_pings``)."""
+    limit: Callable[[float, int], None] | None = _offered(ws).get("limit_pings")
+    if limit is not None:
+        limit(rate, burst)
 
 
 def _offered(ws: WebSocket) -> dict[str, Any]:
