@@ -21,18 +21,23 @@ import json
 import os
 from typing import Any
 
+import httpx
 import pytest
 import websockets.frames
 import websockets.http11
 from service_harness import UvicornThread
 from starlette.applications import Starlette
-from starlette.routing import WebSocketRoute
+from starlette.responses import PlainTextResponse
+from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
 from olympus.server.ws_protocol import (
     EXTENSION,
+    INTERNALS,
     SMALL_BYTES,
     UNREAD_LIMIT,
     FrameSender,
@@ -453,3 +458,44 @@ async def test_an_opening_request_with_a_body_is_refused_clearly(body: str) -> N
         await server.aclose()
     assert head[0] == "HTTP/1.1 400 Bad Request"
     assert rest == b"A websocket's opening request has no body."
+
+
+async def test_the_internals_the_protocol_rides_are_there() -> None:
+    """Every attribute and method of uvicorn's and websockets' objects that ``ws_protocol``
+    reads, sets or overrides (``INTERNALS``) is there on live objects: the websocket's protocol
+    and its websockets connection while a socket is open, the HTTP protocol of a kept-alive
+    connection after a request. A release that renames one fails here, not in production."""
+    seen: dict[str, object] = {}
+
+    async def endpoint(ws: WebSocket) -> None:
+        await ws.accept()
+        protocol = ws.scope["extensions"][EXTENSION]["receive"].__self__
+        seen["uvicorn WebSocketsSansIOProtocol"] = protocol
+        seen["websockets ServerProtocol"] = protocol.conn
+        await ws.send_text("seen")
+        await receiver(ws)()
+
+    async def page(request: Any) -> Any:
+        return PlainTextResponse("page")
+
+    app = Starlette(routes=[WebSocketRoute("/ws", endpoint), Route("/", page)])
+    server = UvicornThread(app, Settings(redis_url="unused")).start()
+    try:
+        async with connect(server.ws_url) as client:
+            assert await asyncio.wait_for(client.recv(), 30) == "seen"
+        async with httpx.AsyncClient(base_url=server.url) as http:
+            assert (await http.get("/")).text == "page"
+            kept = [p for p in server.server.server_state.connections if hasattr(p, "parser")]
+            seen["uvicorn HttpToolsProtocol"] = next(iter(kept))
+    finally:
+        await server.aclose()
+    assert set(seen) == set(INTERNALS)
+    missing = {
+        owner: [name for name in names if not hasattr(seen[owner], name)]
+        for owner, names in INTERNALS.items()
+    }
+    assert missing == {owner: [] for owner in INTERNALS}
+    # the names the protocols override are uvicorn's own methods, not new ones
+    for name in ("handle_ping", "handle_parser_exception", "send_receive_event_to_app"):
+        assert callable(getattr(WebSocketsSansIOProtocol, name))
+    assert callable(HttpToolsProtocol.handle_websocket_upgrade)

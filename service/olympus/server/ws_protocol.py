@@ -1,59 +1,39 @@
-"""uvicorn's websocket protocol, with a short way out for the frames the service sends and a
-short way in for the frames the clients send.
+"""The glue between uvicorn's websocket protocol and the frames the service reads and writes
+itself (``frames.py``: bytes in, bytes out).
 
-A frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrapper, uvicorn's
-``send`` and websockets' frame builder before it reaches the transport: ~10 µs of Python per
-frame, and a command sends four or five (docs/performance.md). A server's data frame is only a
-header and the payload, unmasked (RFC 6455 §5.2), so this protocol offers, in the ASGI scope's
-extensions (``EXTENSION``, an extension's dict: ``{"write": …, "receive": …, …}``), a ``write``
-that puts a whole frame (``_frame``: the header made here, not by websockets' ``Frame``) onto
-the transport at once. It takes a frame only while the websocket is open and the transport
-is not paused for flow control; otherwise it declines, and ``FrameSender`` sends through ASGI,
-which waits for the transport as before.
+The way out: a frame sent through ASGI passes Starlette's ``WebSocket``, its exception wrapper,
+uvicorn's ``send`` and websockets' frame builder, ~10 µs of Python per frame, and a command
+sends four or five (docs/performance.md). This protocol offers, in the ASGI scope's extensions
+(``EXTENSION``: ``{"write": …, "receive": …, "limit_pings": …}``), a ``write`` that puts a
+whole frame (``frames.frame``) onto the transport at once, while the websocket is open and the
+transport is not paused for flow control; otherwise it declines, and ``FrameSender`` sends
+through ASGI, which waits for the transport.
 
-The way in: websockets parses what a client sends with generators (a frame's header, mask and
-payload each a ``read_exact``), several µs of Python per frame. A client's command is one
-small data frame: unfragmented, masked, without extension bits, shorter than 64 KiB. While the
-websocket is open and websockets' own parser waits at the start of a frame, this protocol reads
-such frames itself (RFC 6455 §5.2, the payload unmasked by websockets' own C ``apply_mask``) and
-gives each to the application as uvicorn does (``send_receive_event_to_app``: the same ASGI
-message and queue). The queue is an ``Inbox`` (asyncio's ``Queue`` is Python), and the
-application may read it with the protocol's ``receive``, offered beside ``write``, rather than
-through Starlette's ``WebSocket.receive``.
+The way in: while the websocket is open and websockets' parser waits at the start of a frame,
+the clients' small data frames are read here (``SmallFrames``) and queued for the application
+as uvicorn queues them, in an ``Inbox`` (asyncio's ``Queue`` is Python) that the application
+reads with the protocol's ``receive``. From the first other frame (a ping, a close, a
+fragment, a large one) on, websockets parses, from the start of that frame; the short way
+resumes once its parser waits at a frame's start again.
 
-Anything else (a ping, a pong, a close, a fragment, a compressed or large frame) is handed,
-with everything after it, to websockets, which then parses from the start of that frame as if
-it had read all the ones before; the short way resumes once websockets waits at a frame's start
-again.
+Flow control: uvicorn stops reading the transport after every message. Here a small message
+stops it only once ``UNREAD_LIMIT`` wait unread, a large one (``SMALL_BYTES``) at once; reading
+starts again when the application has taken every message. While the transport holds more
+than its high-water mark unsent (``pause_writing``), nothing is read either, so no reply (a
+pong, an error frame, a close) piles up behind a client that does not read. Pings take a token
+each from a bucket of the socket's own rate (``limit_pings``); a ping that finds it empty
+closes the socket with 4429 (``CLOSE_FLOOD``). Input refused (text not UTF-8: 1007;
+websockets' verdicts: 1002, 1009; a ping flood: 4429) closes the socket, is logged once at
+INFO and counted by close code in ``REFUSED`` (``/metrics``: ``olympus_ws_refused_total``).
 
-Flow control: uvicorn stops reading the transport after every message and starts again once
-the application has taken it, two changes to the event loop's watch of the socket per
-message. Here a small message (under ``SMALL_BYTES``, a size the short way reads) stops it
-only once ``UNREAD_LIMIT`` messages wait unread; a larger one, which websockets reads, stops it
-at once, as uvicorn does. Reading starts again when the application has taken every message
-waiting, as uvicorn's ``receive`` does. So a client can make the process hold at most
-``UNREAD_LIMIT`` small messages, one large one and one read of the socket.
+The way into the websocket (``UpgradeProtocol``, uvicorn's HTTP protocol): the opening request
+goes over as httptools parsed it (``WriteFrameProtocol.upgrade``), not written out as bytes for
+websockets to parse again, and is checked by websockets' ``accept``. One answer differs: a
+request with a body gets a 400, where uvicorn's way left it unanswered.
 
-The way into the websocket (``UpgradeProtocol``, uvicorn's HTTP protocol): uvicorn parses a
-websocket's opening request with httptools, then writes it out again as bytes for the websocket
-protocol, where websockets parses it a second time, in Python (its parser is generators reading
-lines), before its ``accept`` checks the handshake. Here the request goes over as httptools
-parsed it (``WriteFrameProtocol.upgrade``): websockets' ``Request`` made of the parsed method,
-target and headers, checked by the same ``accept``. One answer differs: a request with a body
-gets a 400, where uvicorn's way left it unanswered (websockets refused it, and the refusal was
-never written).
-
-What a client can make the process write is bounded, whatever it sends: while the transport
-is over its high-water mark (``pause_writing``), nothing more is read from the socket, so no
-reply (a pong, an error frame, a close) piles up behind a client that does not read; reading
-starts again once the transport drains. Pings take a token each from a bucket of the socket's
-own rate (``limit_pings``: the application gives it the rate of its messages); a ping that
-finds the bucket empty closes the socket with 4429 (``CLOSE_FLOOD``). Input the protocol
-refuses (invalid UTF-8: 1007; websockets' verdicts: 1002, 1009; a ping flood: 4429) closes the
-socket, is logged once at INFO (the socket is gone after it) and counted by close code in
-``REFUSED`` (``/metrics``: ``olympus_ws_refused_total``).
-
-Everything else (closing) is uvicorn's own.
+What this rides of uvicorn's and websockets' internals is listed in ``INTERNALS`` and checked
+by tests/service/test_ws_protocol.py, which fails loudly if their shape changes; the versions
+it was tested on are pinned in pyproject.toml. Closing is uvicorn's own.
 """
 
 from __future__ import annotations
@@ -68,21 +48,16 @@ from starlette.websockets import WebSocket
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 from websockets.datastructures import Headers
-from websockets.frames import Opcode
 from websockets.http11 import Request
 from websockets.protocol import Protocol, State
 from websockets.streams import StreamReader
 
+from .frames import InvalidText, SmallFrames, frame
 from .logs import address
 from .ratelimit import TokenBucket
 
 if TYPE_CHECKING:
     from uvicorn._types import ASGIReceiveEvent
-
-try:  # websockets' own unmasking: in C where it was built, as its parser does
-    from websockets.speedups import apply_mask
-except ImportError:  # pragma: no cover
-    from websockets.utils import apply_mask
 
 EXTENSION = "olympus.frames"  # the protocol's own ways in and out: {"write": …, "receive": …}
 
@@ -90,9 +65,6 @@ Write = Callable[[bytes | str], bool]
 Message = Mapping[str, Any]  # an ASGI message
 Receive = Callable[[], Awaitable[Message]]
 
-# The first byte of a whole (FIN) text or binary frame without extension bits (RFC 6455 §5.2).
-_TEXT, _BINARY = 0x80 | Opcode.TEXT.value, 0x80 | Opcode.BINARY.value
-_MASKED = 0x80
 _WAITING_FOR_A_FRAME = StreamReader.at_eof.__code__
 
 # Small messages a client may have waiting unread before its transport stops being read.
@@ -103,6 +75,29 @@ SMALL_BYTES = 1 << 16  # bytes: a message the short way reads has a 7- or 16-bit
 PING_RATE, PING_BURST = 20.0, 40
 CLOSE_FLOOD = 4429  # as the service closes a socket that floods it with messages (protocol.py)
 CLOSE_INVALID_DATA = 1007  # RFC 6455 §7.4.1: text that is not UTF-8
+
+# What this module rides beyond uvicorn's and websockets' public APIs: the attributes and
+# methods of their objects it reads, sets or overrides, by the class whose instances have them.
+# tests/service/test_ws_protocol.py checks each on live objects, so that a release that
+# changes one fails there, loudly, instead of running slower (the short ways declining) or
+# wrong; pyproject.toml pins the versions that passed.
+INTERNALS: dict[str, tuple[str, ...]] = {
+    "uvicorn WebSocketsSansIOProtocol": (
+        "conn", "queue", "frames", "curr_msg_data_type", "close_sent", "read_paused",
+        "transport", "loop", "client", "scope", "data_received", "handle_connect",
+        "handle_ping", "handle_parser_exception", "send_receive_event_to_app",
+        "pause_writing", "resume_writing", "receive",
+    ),
+    "uvicorn HttpToolsProtocol": (
+        "headers", "url", "scope", "ws_protocol_class", "connections", "config",
+        "server_state", "app_state", "transport", "send_400_response",
+        "handle_websocket_upgrade",
+    ),
+    "websockets ServerProtocol": (
+        "parser", "reader", "parser_exc", "current_size", "max_message_size", "state",
+        "close_sent", "send_close", "fail", "data_to_send",
+    ),
+}  # fmt: skip
 
 # Sockets closed for input the protocol refused, by close code, in this process (/metrics).
 REFUSED: dict[int, int] = {}
@@ -151,7 +146,6 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     # websockets' parser waits at a frame's start, outside a fragmented message: the frames
     # are ours to read.
     _direct: bool = False
-    _pending: bytes = b""  # the start of a frame not whole yet (only while ``_direct``)
     _write_paused: bool = False  # the transport is over its high-water mark (flow control)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -159,6 +153,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         self._inbox = Inbox(self.loop)
         self.queue = self._inbox  # type: ignore[assignment]
         self._pings = TokenBucket(PING_RATE, PING_BURST)
+        self._small = SmallFrames(self.conn.max_message_size)
 
     def limit_pings(self, rate: float, burst: int) -> None:
         """Let the socket ping ``rate`` times per second on average, ``burst`` at once (the
@@ -166,65 +161,62 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         self._pings = TokenBucket(rate, burst)
 
     def data_received(self, data: bytes) -> None:
-        if not self._direct:
+        """The frames in ``data``: the small data frames read here (``SmallFrames``) while
+        websockets' parser waits at a frame's start on an open websocket; from the first
+        other frame on, websockets'."""
+        if not self._direct or self.conn.state is not State.OPEN:
             self._to_websockets(data)
             return
-        buffer = self._pending + data if self._pending else data
-        end = len(buffer)
-        at = 0
-        while end - at >= 2:
-            first, second = buffer[at], buffer[at + 1]
-            code = length = second & 0x7F  # 126, 127: a 16-, 64-bit length follows
-            start = at + 2
-            if code == 126:
-                if end - start < 2:
-                    break  # the rest of the header is still on its way
-                length = int.from_bytes(buffer[start : start + 2], "big")
-                start += 2
-            limit = self.conn.max_message_size
-            if (
-                (first != _TEXT and first != _BINARY)
-                or not second & _MASKED
-                or code == 127
-                or (limit is not None and length > limit)
-                or self.conn.state is not State.OPEN
-            ):
-                self._direct, self._pending = False, b""
-                self._to_websockets(buffer[at:])
-                return
-            stop = start + 4 + length
-            if stop > end:
-                break  # the rest of the frame is still on its way
-            payload = apply_mask(buffer[start + 4 : stop], buffer[start : start + 4])
-            at = stop
-            self.curr_msg_data_type = "text" if first == _TEXT else "bytes"
-            self.frames = [payload]
-            self.send_receive_event_to_app()  # uvicorn's: the app's message, below
-        self._pending = buffer[at:]
+        try:
+            messages, rest = self._small.read(data)
+        except InvalidText as invalid:
+            self._give_all(invalid.messages)
+            if not self.close_sent:
+                self.conn.send_close(CLOSE_INVALID_DATA, "invalid UTF-8")
+                self._refuse(str(invalid))
+            return
+        self._give_all(messages)
+        if rest is not None:
+            self._direct = False
+            self._to_websockets(rest)
+
+    def _give_all(self, messages: list[bytes | str]) -> None:
+        for message in messages:
+            if isinstance(message, str):
+                self._give({"type": "websocket.receive", "text": message}, len(message))
+            else:
+                self._give({"type": "websocket.receive", "bytes": message}, len(message))
+
+    def _give(self, message: Message, size: int) -> None:
+        """Queue ``message`` (``size`` long) for the application. uvicorn stops reading after
+        each message; here a small one stops it only once ``UNREAD_LIMIT`` wait, a large one
+        at once. ``receive`` starts reading again once every message waiting is taken. Past
+        the application's close, messages are dropped (reading goes on, for the client's
+        close)."""
+        if self.close_sent:
+            return
+        self._inbox.put_nowait(message)
+        if not self.read_paused and (size >= SMALL_BYTES or len(self._inbox) >= UNREAD_LIMIT):
+            self.read_paused = True
+            self.transport.pause_reading()
 
     def send_receive_event_to_app(self) -> None:
-        """The application's message (websockets' frames, or the short way's), as uvicorn's
-        gives it; text that is not UTF-8 closes the socket (1007, ``_refuse``). uvicorn stops
-        reading after each message; here a small one stops it only once ``UNREAD_LIMIT`` wait,
-        a large one at once. ``receive`` starts reading again once every message waiting is
-        taken."""
+        """uvicorn's hook for a message websockets parsed (its frames in ``frames``): text
+        that is not UTF-8 closes the socket (1007, ``_refuse``)."""
         frames = self.frames
         data = frames[0] if len(frames) == 1 else b"".join(frames)
         self.frames = []
-        if self.close_sent:  # past the application's close: read on until the client's
+        if self.curr_msg_data_type != "text":
+            self._give({"type": "websocket.receive", "bytes": data}, len(data))
             return
-        if self.curr_msg_data_type == "text":
-            try:
-                self._inbox.put_nowait({"type": "websocket.receive", "text": data.decode()})
-            except UnicodeDecodeError as error:
+        try:
+            text = data.decode()
+        except UnicodeDecodeError as error:
+            if not self.close_sent:
                 self.conn.send_close(CLOSE_INVALID_DATA, "invalid UTF-8")
                 self._refuse(f"invalid UTF-8 at position {error.start}")
-                return
-        else:
-            self._inbox.put_nowait({"type": "websocket.receive", "bytes": data})
-        if not self.read_paused and (len(data) >= SMALL_BYTES or len(self._inbox) >= UNREAD_LIMIT):
-            self.read_paused = True
-            self.transport.pause_reading()
+            return
+        self._give({"type": "websocket.receive", "text": text}, len(data))
 
     def handle_ping(self) -> None:
         """uvicorn's (the pong websockets made), within the socket's ping rate: a ping
@@ -327,10 +319,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             or self.transport.is_closing()
         ):
             return False
-        if isinstance(data, str):
-            self.transport.write(_frame(_TEXT, data.encode()))
-        else:
-            self.transport.write(_frame(_BINARY, data))
+        self.transport.write(frame(data))
         return True
 
 
@@ -374,19 +363,6 @@ class UpgradeProtocol(HttpToolsProtocol):
                 return None
             headers[name.decode("latin-1")] = value.decode("latin-1")
         return Request(self.url.decode("ascii"), headers, self.scope["method"])
-
-
-def _frame(first: int, payload: bytes) -> bytes:
-    """A server's whole frame (RFC 6455 §5.2): its first byte (FIN and opcode), the payload's
-    length in 7, 16 or 64 bits, unmasked, and the payload."""
-    n = len(payload)
-    if n < 126:
-        head = bytes((first, n))
-    elif n < 1 << 16:
-        head = bytes((first, 126)) + n.to_bytes(2, "big")
-    else:
-        head = bytes((first, 127)) + n.to_bytes(8, "big")
-    return head + payload
 
 
 def _innermost(generator: object) -> object:
