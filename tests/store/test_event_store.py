@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import socket
+import subprocess
 import time
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +23,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.crc import key_slot
 
+from olympus.lifetime import die_with
 from olympus.store import (
     AppendResult,
     Applied,
@@ -37,7 +44,7 @@ from olympus.store import (
     chain_next,
     command_digest,
 )
-from olympus.store.local_cluster import LocalCluster
+from olympus.store.local_cluster import REDIS_CLI, REDIS_SERVER, LocalCluster
 
 
 def ev(n: int) -> bytes:
@@ -726,8 +733,192 @@ async def test_appends_can_wait_for_replicas(redis_client: Any, room_id: str) ->
             await greedy.append(room_id, 1, [ev(2)], command_id="c2")
         assert refused.value.required == replicas + 1
         assert await greedy.version(room_id) == 2
+        # Sent again, or its record confirmed: no more confirmed than the first time.
+        with pytest.raises(NotReplicated):
+            await greedy.append(room_id, 1, [ev(2)], command_id="c2")
+        seen = await greedy.applied(room_id, "c2")
+        assert seen is not None
+        with pytest.raises(NotReplicated):
+            await greedy.confirm(room_id, "c2", seen)
         again = await plain.append(room_id, 1, [ev(2)], "c2")
         assert again.duplicate and again.version == 2
+        assert await plain.confirm(room_id, "c2", seen) == seen
     finally:
         for store in (confirmed, greedy, plain):
             await store.aclose()
+
+
+# -- a duplicate under Replicated -----------------------------------------------------------
+
+
+class HeldReplica:
+    """A master and its one replica, which a test holds back: ``SIGSTOP``, so that the master
+    still counts it online (until ``repl-timeout``, 60 s) while it acknowledges nothing more.
+    A WAIT then confirms exactly the writes the replica had before it stopped."""
+
+    def __init__(self, master: int, replica: subprocess.Popen[bytes]) -> None:
+        self.master = master  # its port
+        self.replica = replica
+
+    def hold(self) -> None:
+        self.replica.send_signal(signal.SIGSTOP)
+
+    def release(self) -> None:
+        self.replica.send_signal(signal.SIGCONT)
+
+    def online(self) -> bool:
+        """The master counts its replica online (a link up, its initial sync done)."""
+        info = subprocess.run(
+            [REDIS_CLI, "-p", str(self.master), "info", "replication"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        ).stdout
+        return "connected_slaves:1" in info and "state=online" in info
+
+
+def _redis_on_loopback(directory: Path, *options: str) -> tuple[int, subprocess.Popen[bytes]]:
+    """A plain redis-server (no cluster, no persistence) on a free loopback port."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for _ in range(3):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        settings = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+        settings += ["--repl-diskless-sync-delay", "0"]  # a replica in sync at once
+        proc = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(port), *settings, "--dir", str(directory), *options],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=die_with(os.getpid()),
+        )
+        for _ in range(600):
+            ping = [REDIS_CLI, "-p", str(port), "ping"]
+            if subprocess.run(ping, capture_output=True, text=True).stdout.strip() == "PONG":
+                return port, proc
+            if proc.poll() is not None:  # its port was taken meanwhile: another one
+                break
+            time.sleep(0.05)
+        else:
+            proc.kill()
+            raise TimeoutError("redis-server did not start")
+    raise RuntimeError("no free port for redis-server")
+
+
+@pytest.fixture(params=["redis", "cluster"])
+def held_replica(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Callable[[], Redis | RedisCluster], Callable[[str], HeldReplica]]]:
+    """A client factory (each call a client of its own: fresh connections, as another process
+    has) and, for a key, its master and that master's replica: on one Redis a master and a
+    replica of Debian's redis-server started here; on the session's cluster, the key's master
+    and its replica."""
+    procs: list[subprocess.Popen[bytes]] = []
+    replicas: list[HeldReplica] = []
+    url: str
+    if request.param == "cluster":
+        cluster: LocalCluster = request.getfixturevalue("redis_cluster")
+        url = f"redis://{cluster.nodes[0].address}"
+
+        def held(key: str) -> HeldReplica:
+            master = cluster.master_of(key)
+            info = master.cli("info", "replication")
+            port = int(info.split("slave0:", 1)[1].split("port=", 1)[1].split(",", 1)[0])
+            [node] = [n for n in cluster.nodes if n.port == port]
+            assert node.proc is not None
+            replicas.append(HeldReplica(master.port, node.proc))
+            return replicas[-1]
+    else:
+        master, master_proc = _redis_on_loopback(tmp_path / "master")
+        procs.append(master_proc)
+        _, replica_proc = _redis_on_loopback(
+            tmp_path / "replica", "--replicaof", "127.0.0.1", str(master)
+        )
+        procs.append(replica_proc)
+        url = f"redis://127.0.0.1:{master}"
+
+        def held(key: str) -> HeldReplica:
+            replicas.append(HeldReplica(master, replica_proc))
+            return replicas[-1]
+
+    def client() -> Redis | RedisCluster:
+        if request.param == "cluster":
+            return RedisCluster.from_url(url, socket_timeout=10)
+        return Redis.from_url(url, decode_responses=False, socket_timeout=10)
+
+    try:
+        yield client, held
+    finally:
+        for replica in replicas:  # never leave a node of the session's cluster stopped
+            replica.release()
+        for proc in procs:
+            proc.kill()
+            proc.wait(10)
+
+
+async def until(condition: Callable[[], Awaitable[bool]], what: str, timeout: float = 60) -> None:
+    """Until ``condition()`` holds (a positive signal, not a pause), at most ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not await condition():
+        assert time.monotonic() < deadline, f"no {what} in {timeout} s"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_duplicate_is_confirmed_as_a_first_append_is(
+    held_replica: tuple[Callable[[], Redis | RedisCluster], Callable[[str], HeldReplica]],
+    room_id: str,
+) -> None:
+    """Under ``Replicated`` a duplicate's result, and ``confirm``'s, promise what a first
+    append's does: a replica has the events. Here a replica that its master still counts
+    online (stopped after it had the room's first event) misses the command's events, and a
+    store on connections of its own (another process: they never wrote) sends the command
+    again, or confirms its record: neither is confirmed until the replica has the events;
+    then both are, and the log holds the command once. Without ``Replicated``, ``confirm``
+    vouches for the master's record as it is."""
+    new_client, held = held_replica
+    clients = [new_client(), new_client()]
+    prefix = f"dup-{uuid.uuid4().hex[:8]}"
+    writer, resender = (EventStore(c, prefix, Replicated(1, 1000)) for c in clients)
+    plain = EventStore(clients[1], prefix)
+    replica = held(writer.keys(room_id).commands)
+
+    async def confirmed(store: EventStore, version: int) -> bool:
+        """Event ``version`` appended under the id ``c<version>`` (or found: a duplicate),
+        and confirmed."""
+        try:
+            await store.append(room_id, version - 1, [ev(version)], command_id=f"c{version}")
+        except NotReplicated:
+            return False
+        return True
+
+    try:
+        await until(lambda: asyncio.to_thread(replica.online), "replica online")
+        await writer.create_room(room_id, b"meta")
+        await until(lambda: confirmed(writer, 1), "first event confirmed")
+        replica.hold()
+        try:
+            with pytest.raises(NotReplicated):
+                await writer.append(room_id, 1, [ev(2)], command_id="c2")
+            assert await writer.version(room_id) == 2  # on the master, on no replica
+            # The same command from connections that never wrote: a duplicate, unconfirmed.
+            with pytest.raises(NotReplicated):
+                await resender.append(room_id, 1, [ev(2)], command_id="c2")
+            seen = await resender.applied(room_id, "c2")
+            assert seen == Applied(2, 2, "")
+            with pytest.raises(NotReplicated):
+                await resender.confirm(room_id, "c2", seen)
+            assert await plain.confirm(room_id, "c2", seen) == seen  # promises the master only
+        finally:
+            replica.release()
+        await until(lambda: confirmed(resender, 2), "the duplicate confirmed")  # caught up
+        again = await resender.append(room_id, 1, [ev(2)], command_id="c2")
+        assert (again.version, again.first_version, again.duplicate) == (2, 2, True)
+        assert await resender.confirm(room_id, "c2", seen) == seen
+        assert await resender.confirm(room_id, "c9", seen) is None  # no such id
+        assert [e.data for e in await plain.read(room_id)] == [ev(1), ev(2)]
+    finally:
+        for store in (writer, resender, plain):
+            await store.aclose()
+        for client in clients:
+            await client.aclose()

@@ -753,10 +753,13 @@ class RoomRuntime:
         """Decide ``command`` (its ``side`` already set) and append its events exactly once.
 
         ``command_id`` makes a retried command (a lost ack, a reconnect) a duplicate instead of
-        a second application. Given the command's ``digest`` (``protocol.digest``: a seat's
-        command), an id already applied to another command is refused (``id_reused``) rather
-        than acknowledged as a duplicate; the service's own commands (a timeout, the Random
-        Setup draw) carry none, because processes racing to issue one draw their own seeds.
+        a second application, acknowledged on the terms of a first one: under the store's
+        ``Replicated``, only once replicas have its events (the store's append of it, or
+        ``confirm`` when the cache already holds them and the command is judged anew). Given
+        the command's ``digest`` (``protocol.digest``: a seat's command), an id already
+        applied to another command is refused (``id_reused``) rather than acknowledged as a
+        duplicate; the service's own commands (a timeout, the Random Setup draw) carry none,
+        because processes racing to issue one draw their own seeds.
         Raises ``CommandRejected``: nothing was appended.
 
         ``acknowledge``: what the caller does with the result before anything else goes out
@@ -798,6 +801,10 @@ class RoomRuntime:
                     if done is not None:  # it was applied: a retry of it, or a reused id
                         if digest and done.digest and done.digest != digest:
                             raise _id_reused() from None
+                        # Acknowledged on the terms of a first ack: under ``Replicated``, once
+                        # replicas have it (``NotReplicated``: ``unavailable``, send it again).
+                        done = await self.store.confirm(self.room_id, command_id, done)
+                    if done is not None:
                         await self._read_tail(time.perf_counter())
                         result = Submitted(done.last, duplicate=True)
                         break

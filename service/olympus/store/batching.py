@@ -12,11 +12,16 @@ On a Redis Cluster the calls of a turn go out together but one by one (redis-py'
 client refuses scripts in its pipelines): each to the master of its room's slot, through
 ``cluster_calls.call``, so that a migration of the slot delays it and never fails it.
 
-``Replicated(n, timeout_ms)``: after the calls, ``WAIT n timeout`` on the same connection (WAIT
-counts the replicas that have every write of its own connection), and if fewer than ``n``
-replicas confirm in time, every call of the batch fails with ``NotReplicated``: what it wrote
-is on the master but may die with it. Its caller may send the same call again (appends are
-idempotent by command id), which then confirms nothing new but finds it applied.
+``Replicated(n, timeout_ms)``: after the calls, ``WAIT n timeout`` on the same connection, and
+if fewer than ``n`` replicas confirm in time, every call of the batch fails with
+``NotReplicated``: what it wrote is on the master but may die with it. Its caller may send the
+same call again (appends are idempotent by command id). WAIT is documented to count the
+replicas that have every write sent on its own connection, so a call whose result vouches for
+an earlier write, maybe made on another connection (the append script's duplicate finds the
+events its first call wrote), writes itself, and the WAIT behind it covers the earlier write
+on those terms: event_store.py's duplicate sets the command id's record again, a write after
+the original in the master's replication stream. (Redis in fact waits for its replication
+offset as of the connection's previous command, a read too; the promise does not rest on that.)
 """
 
 from __future__ import annotations

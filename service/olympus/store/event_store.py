@@ -25,6 +25,11 @@ script only where every key it names is, so those keys exist from early on: the 
 snapshot hash from the room's creation (the snapshot hash with a placeholder field), the events
 and the commands hash from its first append (the service's first append has a command id).
 
+Under ``Replicated`` (batching.py) a result that lets a caller acknowledge a command, an
+append's (first or duplicate) or ``confirm``'s, comes only once the replicas asked for have the
+events it names: a resent command's ack promises what its first ack would have
+(``EventStore.append``).
+
 The append's wake-up hint: on one Redis a classic ``PUBLISH``; on a Redis Cluster an ``SPUBLISH``
 to a channel with the room's hash tag (in the script's own slot), which reaches only the master
 of that slot (and its replicas) and the processes subscribed there (``EventStore.sharded``).
@@ -78,7 +83,8 @@ end
 # version is the expected one, the chain of the last event is not; 5 the command id was applied
 # to another command (its digest differs) {version, first}. The commands hash records
 # "first:last:digest" per id ("first:last" before digests were kept: taken as the same).
-# ``publish`` (PUBLISH or SPUBLISH) is defined before it: ``_append_script``.
+# ``publish`` (PUBLISH or SPUBLISH) is defined before it, and the duplicate's line
+# ``-- confirm`` replaced by ``_REWRITE_RECORD`` under ``Replicated``: ``_append_script``.
 _LUA_APPEND = (
     _LUA_VERSION
     + """
@@ -91,6 +97,7 @@ if cmd ~= '' then
     if digest ~= '' and ARGV[5] ~= '' and digest ~= ARGV[5] then
       return {5, tonumber(last), tonumber(first)}
     end
+    -- confirm
     return {1, tonumber(last), tonumber(first)}
   end
 end
@@ -124,9 +131,34 @@ return {0, v, cur + 1}
 )
 
 
-def _append_script(sharded: bool) -> str:
-    """The append script, its hint sent by SPUBLISH on a cluster, by PUBLISH on one Redis."""
-    return f"local publish = '{'SPUBLISH' if sharded else 'PUBLISH'}'\n" + _LUA_APPEND
+# The write that makes a duplicate's confirmation mean something (``EventStore.append``,
+# ``confirm``): the command id's record set again to the value it holds (``seen``, read by the
+# same script). Nothing changes in the data, but it is a write: Redis propagates it to the
+# replicas, in the master's replication stream after the original append (whose record it
+# read), and it is this connection's newest write, so a WAIT behind it counts only replicas
+# that have both. Rather than a mark per command id that a replica confirmed it: that mark
+# would be one more write after the WAIT of every first append, and itself unconfirmed; this
+# costs a write only where a duplicate is answered under ``Replicated``.
+_REWRITE_RECORD = "redis.call('HSET', KEYS[3], cmd, seen)"
+
+
+def _append_script(sharded: bool, confirm: bool = False) -> str:
+    """The append script, its hint sent by SPUBLISH on a cluster, by PUBLISH on one Redis;
+    ``confirm`` (under ``Replicated``): its duplicate rewrites the command id's record
+    (``_REWRITE_RECORD``) before it answers. Without it, the script is the same text but for
+    a comment: nothing changes on any path."""
+    script = f"local publish = '{'SPUBLISH' if sharded else 'PUBLISH'}'\n" + _LUA_APPEND
+    return script.replace("-- confirm", _REWRITE_RECORD) if confirm else script
+
+
+# KEYS: cmds.  ARGV: command id.  Returns the id's record (``_LUA_APPEND``), set again to the
+# value it holds (``_REWRITE_RECORD``: what a duplicate append does under ``Replicated``), or
+# nil if the id was not applied (nothing written). ``EventStore.confirm``.
+_LUA_CONFIRM = """
+local seen = redis.call('HGET', KEYS[1], ARGV[1])
+if seen then redis.call('HSET', KEYS[1], ARGV[1], seen) end
+return seen
+"""
 
 
 # KEYS: meta, events, snap.  ARGV: after_version, count (0 = all), use_snapshot ('1'/'0').
@@ -401,7 +433,7 @@ class RoomKeys:
 
     meta: str  # hash: epoch, meta
     events: str  # stream: entry <k>-0 holds event k in field "e"
-    commands: str  # hash: command id -> "<first>:<last>" versions it produced
+    commands: str  # hash: command id -> "<first>:<last>:<digest>" (``_LUA_APPEND``)
     snapshot: str  # hash: v, d
 
 
@@ -409,6 +441,14 @@ def _validate_room_id(room_id: str) -> None:
     # Braces would break the hash tag; the lobby index uses NUL as a separator.
     if not _ROOM_ID.match(room_id):
         raise ValueError(f"invalid room id {room_id!r} (allowed: [A-Za-z0-9_.:-]{{1,128}})")
+
+
+def _applied(value: bytes | None) -> Applied | None:
+    """A command id's record in the commands hash (``_LUA_APPEND``), read."""
+    if value is None:
+        return None
+    start, end, *digest = value.decode().split(":")
+    return Applied(int(start), int(end), digest[0] if digest else "")
 
 
 def _entry_version(entry_id: bytes) -> int:
@@ -444,7 +484,9 @@ class EventStore:
         replicated: Replicated | None = None,
     ) -> None:
         """``replicated``: appends wait for that many replicas (``NotReplicated`` otherwise:
-        the append is on the master, unconfirmed; send it again), batching.py."""
+        the append is on the master, unconfirmed; send it again), batching.py; so do the
+        duplicates of appends and ``confirm``, which vouch for an earlier append (``append``).
+        """
         self.redis = redis
         self.prefix = prefix
         # The one place that chooses the hints: sharded pub/sub on a cluster, classic otherwise.
@@ -452,7 +494,14 @@ class EventStore:
         # On one Redis, the other calls' own connection (resp_connection.py): redis-py's
         # client cost tens of µs of Python per call, and a game makes a score of them.
         self._calls = None if isinstance(redis, RedisCluster) else RespConnection(redis)
-        self._append = ScriptBatcher(redis, _append_script(self.sharded), replicated)
+        self._append = ScriptBatcher(
+            redis, _append_script(self.sharded, confirm=replicated is not None), replicated
+        )
+        # ``confirm`` under ``Replicated``: its script and WAIT on a connection of their own (on
+        # one Redis), so that a WAIT that blocks holds up no other call of the store.
+        self._confirm = (
+            None if replicated is None else ScriptBatcher(redis, _LUA_CONFIRM, replicated)
+        )
         self._read = self.room_script(_LUA_READ)
         self._save_snapshot = self.room_script(_LUA_SAVE_SNAPSHOT)
         self._drop_snapshot_ahead = self.room_script(_LUA_DROP_SNAPSHOT_AHEAD)
@@ -467,6 +516,8 @@ class EventStore:
         """Close the store's own connections (batching.py, resp_connection.py; ``redis`` is the
         caller's to close). The store may still be used: its next call connects again."""
         await self._append.aclose()
+        if self._confirm is not None:
+            await self._confirm.aclose()
         if self._calls is not None:
             await self._calls.aclose()
 
@@ -606,6 +657,15 @@ class EventStore:
         ``RoomNotFound``, ``IdReused``, ``VersionConflict`` or ``LogDiverged``. Without the
         chain, a writer whose cache still holds events Redis lost could append on top of
         another history that happens to have the same length: a forked log.
+
+        Under ``Replicated(n)`` a result, a first append's or a duplicate's alike, is returned
+        only once ``n`` replicas have its events; else ``NotReplicated`` (the events are on the
+        master, maybe on no replica: send the append again). A duplicate finds events another
+        call wrote (on another connection, maybe in another process), and WAIT counts the
+        replicas that have the writes of its own connection: so the script's duplicate sets
+        the command id's record again to the value it holds (``_REWRITE_RECORD``), a write
+        after the original append in the master's replication stream, and the WAIT behind it
+        on the same connection confirms both (batching.py).
         """
         if not events:
             raise ValueError("append needs at least one event")
@@ -652,13 +712,31 @@ class EventStore:
         raise RoomNotFound(room_id)
 
     async def applied(self, room_id: str, command_id: str) -> Applied | None:
-        """What a command id was applied as, if it was: its versions and digest."""
+        """What a command id was applied as, if it was: its versions and digest, as the master
+        has them. A plain read: under ``Replicated`` the record may be on no replica yet (its
+        append got ``NotReplicated``), so a caller that acknowledges the command on the
+        strength of it ``confirm``s it first."""
         commands = self.keys(room_id).commands
-        value = await self.call(commands, "HGET", commands, command_id)
-        if value is None:
-            return None
-        start, end, *digest = value.decode().split(":")
-        return Applied(int(start), int(end), digest[0] if digest else "")
+        return _applied(await self.call(commands, "HGET", commands, command_id))
+
+    async def confirm(self, room_id: str, command_id: str, seen: Applied) -> Applied | None:
+        """``seen`` (what ``applied`` read of ``command_id``), vouched for as ``append``
+        vouches for a duplicate: a caller may acknowledge the command on it as it would on an
+        append's result.
+
+        Without ``Replicated``, ``seen`` at once: the master has it, all an append promises
+        then. Under ``Replicated(n)``, the record is set again to the value it holds (a write
+        after the original append in the master's replication stream, no data changed) and
+        WAIT follows on the same connection (one of its own on one Redis; on a cluster, the
+        master of the room's slot, batching.py): the record is returned once ``n`` replicas
+        have it, and so the events it names; ``NotReplicated`` if they do not confirm in time.
+        None if the master no longer holds ``seen`` (it lost the record since: a failover).
+        """
+        if self._confirm is None:
+            return seen
+        commands = self.keys(room_id).commands
+        confirmed = _applied(await self._confirm(keys=[commands], args=[command_id]))
+        return confirmed if confirmed == seen else None
 
     async def _run_read(
         self, room_id: str, after_version: int, count: int | None, use_snapshot: bool
