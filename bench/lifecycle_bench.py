@@ -2,7 +2,7 @@
 seats and a spectator connected and greeted (``hello``, ``welcome``), the three sockets closed.
 
 ``load_bench.py`` plays short random games (about 40 commands each), so this lifecycle is a
-sizeable part of its CPU per command (docs/performance.md, "tenth session"); here it is
+sizeable part of its CPU per command (docs/performance.md, "A game's way in and out"); here it is
 measured alone. Starts ``olympus serve`` as ``load_bench.py`` does (embedded Redis,
 ``appendfsync always``), then runs ``--games`` lifecycles, ``--concurrency`` at a time, after
 ``--warmup`` of them unmeasured. Reported: the server's and its Redis' CPU per game (utime +
@@ -15,7 +15,7 @@ With ``--callgrind``, the server runs under valgrind's callgrind, counting the i
 runs for the measured games only (``server_instructions_per_game``; the warm-up and the start
 are not counted). A count, unlike CPU time, does not move with the box's speed or its
 neighbours: on a box whose timings vary by 5 % from one run to the next, it is what tells two
-builds apart (docs/performance.md, thirteenth session). Its CPU figures are valgrind's, not
+builds apart (docs/performance.md, "The machine, and measuring on it"). Its CPU figures are valgrind's, not
 the server's; run a few hundred games at low concurrency (``--games 100 --concurrency 5``).
 
     .venv/bin/python bench/lifecycle_bench.py [--games 2000] [--concurrency 20] [--json FILE]

@@ -77,8 +77,8 @@ SEATS = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 TYPE_WEIGHTS = {"move": 20.0, "liturgy": 1.0, "pass": 1.0}
 HONOR_BIAS = 3.0
 RETRIED = ("rate_limited", "busy", "unavailable")
-# The targets judged on the last line, per mode: commands/s and p99 (ms) of the first service
-# issue (500 rooms closed, 2,000 open), µs of server CPU per command of issue 11's (closed).
+# The targets judged on the last line, per mode: commands/s, p99 (ms) and µs of server CPU per
+# command (500 rooms closed, 2,000 open; bench/README.md says what each means today).
 TARGETS: dict[str, tuple[int | None, float, float | None]] = {
     "closed": (2000, 150.0, 300.0),
     "open": (None, 30.0, None),

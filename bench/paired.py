@@ -1,7 +1,7 @@
 """Two configurations of the command path timed side by side: which one costs less a command.
 
 On this box the same build's timings swing by a quarter from one minute to the next
-(docs/performance.md, twenty-fifth session), so two configurations run one after the other
+(docs/performance.md, "The machine, and measuring on it"), so two configurations run one after the other
 compare the box's moods more than themselves. Here ``command_path_bench.py`` runs twice at
 once, one process per configuration, each with its own embedded Redis and the same seed (the
 same games), in each of ``--rounds`` rounds, the two taking turns to be started first: both
@@ -12,7 +12,7 @@ figures of both, and the median over the rounds of B's figure divided by A's, fo
 service's own work per command and the ``legal`` frames.
 
 What it resolves: the same configuration against itself gave medians of 0.97 to 1.06 over
-four rounds (2026-11-28), so a difference of less than about 5 % is not shown by one run.
+four rounds, so a difference of less than about 5 % is not shown by one run.
 
     .venv/bin/python bench/paired.py --b "PYTHONMALLOC=malloc" [--a ""] [--rounds 3]
         [--rooms 500] [--commands 5000] [--runs 3] [--json FILE]

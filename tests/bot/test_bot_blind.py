@@ -1,4 +1,4 @@
-"""A bot is a seat, not an oracle (issue 12, point 2; R7).
+"""A bot is a seat, not an oracle (R7).
 
 Two games differ only in facts hidden from the bot's seat (the Olympians): the Chthonians'
 sealed setup puts other characters (another three left out) on the same regions, and their

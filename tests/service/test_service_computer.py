@@ -1,4 +1,4 @@
-"""Rooms against the computer through the real service (issue 12): real ``olympus serve``
+"""Rooms against the computer through the real service: real ``olympus serve``
 processes with their bots worker (``olympus bots``), a real Redis, real websockets.
 
 A person's seat is driven by the test (the harness's random client); the computer plays the

@@ -1,4 +1,4 @@
-"""Combat explained (issue 14, point 5), played through the UI: a revealing flight of Apollo
+"""Combat explained, played through the UI: a revealing flight of Apollo
 into Hypnos and Cronus. The commitment form shows the resulting power term by term as it is
 chosen, the round result explains each side's power naming the powers that applied (Hypnos),
 the loser's removal choice says what follows (Cronus fights at full strength without Hypnos),

@@ -1,4 +1,4 @@
-"""Playing the computer in the browser (issue 12): the lobby creates the room, the computer's
+"""Playing the computer in the browser: the lobby creates the room, the computer's
 seat shows as "Computer (easy)", its thinking is shown while it has the move, and a few turns
 are played through the UI against it (the bots worker of the real ``olympus serve``)."""
 

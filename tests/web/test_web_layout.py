@@ -1,4 +1,4 @@
-"""A board that uses the screen (issue 14): at 1280×720 and 1920×1080 the board is as tall as
+"""A board that uses the screen: at 1280×720 and 1920×1080 the board is as tall as
 the window allows, the Palace is whole, the chips are legible, the region numbers are shown
 and no chip covers them, and the side panel takes the rest of the width; on a narrow screen the
 panel goes below the board. The zoom buttons, Ctrl + wheel and a two-finger pinch enlarge it.

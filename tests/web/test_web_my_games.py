@@ -1,4 +1,4 @@
-"""Games over days (issue 14, point 4): the lobby's "Your games" lists each game with the
+"""Games over days: the lobby's "Your games" lists each game with the
 opponent's side and name, whose move it is ("your move" first), the turn and the time since the
 last move, and updates live; clocks of days are offered when creating a game."""
 

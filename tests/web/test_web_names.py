@@ -1,10 +1,17 @@
-"""Display names (issue 14, point 7): typed in the lobby or on the invite page, kept in the
+"""Display names: typed in the lobby or on the invite page, kept in the
 browser, sent when joining, refused with the server's sentence when they break the rules (no
 "Computer"), and shown to the opponent and to spectators."""
 
 from __future__ import annotations
 
+import pytest
 
+
+# The name refused on purpose: Chromium logs the join's 422.
+@pytest.mark.console_errors(
+    r"^bob: Failed to load resource: the server responded with a status of 422 "
+    r"\(Unprocessable Entity\) \(\S+/rooms/[\w-]+/join\)$"
+)
 def test_names_are_kept_checked_and_shown(new_page) -> None:
     ann = new_page("ann", "/")
     ann.fill("#player-name", "Ann")

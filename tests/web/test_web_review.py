@@ -1,4 +1,4 @@
-"""Review and rematch (issue 14, point 6), through the UI: a short Open Combat game (Liturgies
+"""Review and rematch, through the UI: a short Open Combat game (Liturgies
 drain the Chthonians' Honor), a spectator arriving late and after the end sees the history in
 the log, both players take the rematch (same options, sides swapped, the names follow their
 players), and the replay's move list jumps on a click and steps with the arrow keys."""

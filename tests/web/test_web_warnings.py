@@ -1,4 +1,4 @@
-"""A decision that lets the enemy win says so and asks (issue 14, point 2), computed from the
+"""A decision that lets the enemy win says so and asks, computed from the
 seat's own view only (web_client/js/danger.js, docs/client.md "Honor").
 
 Random games seldom reach these positions, so, as in test_web_powers.py, the page's model (its

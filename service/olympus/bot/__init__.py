@@ -1,4 +1,4 @@
-"""The computer opponent (issue 12): a seat that searches, never an oracle.
+"""The computer opponent: a seat that searches, never an oracle.
 
 ``belief`` (what the seat knows, and worlds drawn from it), ``evaluation`` (a position's worth),
 ``policy`` (the playouts' moves), ``search`` (ISMCTS, decoupled at sealed commitments),

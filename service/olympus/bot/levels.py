@@ -1,4 +1,4 @@
-"""The computer's levels: the same search with different budgets (issue 12).
+"""The computer's levels: the same search with different budgets.
 
 Iterations make a level's strength independent of the machine (the arena plays with them
 alone); the time cap keeps a slow box responsive (about 0.2 s, 1 s and 3 s per decision) and

@@ -1,4 +1,4 @@
-"""Rooms against the computer (issue 12): the service's side of the bots.
+"""Rooms against the computer: the service's side of the bots.
 
 A room against the computer is a normal room: the lobby creates it and seats the person, then
 takes the other seat for the computer with an ordinary seat token. That token, the level and

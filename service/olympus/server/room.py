@@ -153,7 +153,7 @@ def _packed_view(
     An event hidden from the opponent reads alike for the opponent and the spectator, and a
     Chthonian's such events come apart in ``AUDIENCES`` (Olympians, Chthonians, spectators):
     each view is compared with every one before it, not only the last, which packed a
-    Chthonian's hidden moves twice (docs/performance.md, twenty-seventh session)."""
+    Chthonian's hidden moves twice (docs/performance.md, "Service")."""
     for seen, packed in shown:
         if message is seen or message == seen:
             return packed
@@ -501,9 +501,9 @@ class RoomRuntime:
 
         In the same turn of the event loop as the events, so that a seat's events and its
         next options leave in one write while the state they come from is still in the CPU's
-        caches. Deferring ``legal`` to a queue served one room per turn (until 2026-11-27)
-        kept the events' latency low under overload, but what a player waits for is the next
-        options, and those came later, for more CPU per command (docs/performance.md).
+        caches. What a player waits for is the next options: deferring ``legal`` to a queue
+        would keep the events' latency lower under overload, but the options would come
+        later, for more CPU per command (docs/performance.md).
         ``legal`` follows the events it is about on each socket, ``game_over`` the last
         event; either follows the ``ack``. A frame that fails to build is logged and the
         others go out: a bug in one room's listing must not fail a command already appended.

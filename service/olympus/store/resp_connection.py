@@ -60,7 +60,7 @@ def pack_commands(commands: Sequence[Command]) -> bytes:
     ``TypeError``). Packed here, compiled, from headers made once: hiredis'
     ``pack_command`` formats each command through its sds strings (an int by its ``repr``),
     ~22,000 instructions for an append's EVALSHA of 13 arguments against ~9,400 here
-    (docs/performance.md, eighteenth session)."""
+    (docs/performance.md, "Redis")."""
     parts: list[bytes] = []
     for command in commands:
         count = len(command)
