@@ -16,7 +16,8 @@ runs for the measured games only (``server_instructions_per_game``; the warm-up 
 are not counted). A count, unlike CPU time, does not move with the box's speed or its
 neighbours: on a box whose timings vary by 5 % from one run to the next, it is what tells two
 builds apart (docs/performance.md, "The machine, and measuring on it"). Its CPU figures
-are valgrind's, not the server's; run a few hundred games at low concurrency (``--games 100 --concurrency 5``).
+are valgrind's, not the server's; run a few hundred games at low concurrency
+(``--games 100 --concurrency 5``).
 
     .venv/bin/python bench/lifecycle_bench.py [--games 2000] [--concurrency 20] [--json FILE]
     .venv/bin/python bench/lifecycle_bench.py --callgrind --games 100 --warmup 10 --concurrency 5

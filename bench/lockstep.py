@@ -2,7 +2,8 @@
 
 On a shared box one build's timings swing between levels from one minute to the next
 (docs/performance.md, "The machine, and measuring on it"), so two builds timed one after
-the other compare the box's moods more than the builds. Here each build runs in its own process, started with
+the other compare the box's moods more than the builds. Here each build runs in its own
+process, started with
 ``PYTHONPATH`` at its checkout's ``service`` directory (its compiled core, if current, is
 used as ``olympus serve`` would use it). Every process records the same turn positions
 (``legal_instructions.playout_positions``: the same seed plays the same games as long as the

@@ -2,7 +2,8 @@
 
 On this box the same build's timings swing by a quarter from one minute to the next
 (docs/performance.md, "The machine, and measuring on it"), so two configurations run one
-after the other compare the box's moods more than themselves. Here ``command_path_bench.py`` runs twice at
+after the other compare the box's moods more than themselves. Here ``command_path_bench.py``
+runs twice at
 once, one process per configuration, each with its own embedded Redis and the same seed (the
 same games), in each of ``--rounds`` rounds, the two taking turns to be started first: both
 see the same swings. A configuration is a set of environment assignments for its process:
