@@ -444,6 +444,27 @@ async def test_redis_killed_and_restarted_mid_game(
         assert process.alive
 
 
+def stopped(process: ServerProcess) -> bool:
+    """Whether ``process`` is stopped (SIGSTOP): its state in /proc."""
+    stat = Path(f"/proc/{process.pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] == "T"
+
+
+def unread_by_server(client: WsClient) -> int:
+    """Bytes that ``client`` sent and that wait, unread, in the server's end of its connection
+    (the receive queue of that TCP socket, from /proc/net/tcp)."""
+    client_port = client.ws.local_address[1]
+    server_port = client.ws.remote_address[1]
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, remote, queues = fields[1], fields[2], fields[4]
+        if int(local.split(":")[1], 16) == server_port and int(remote.split(":")[1], 16) == (
+            client_port
+        ):
+            return int(queues.split(":")[1], 16)
+    raise AssertionError(f"no server socket for the client's port {client_port}")
+
+
 async def test_a_retried_command_after_a_lost_reply_applies_once(cluster: Cluster) -> None:
     """The same command id sent again to another process: applied once, the same ack."""
     a, b, c = await cluster.start("a", "b", "c")
@@ -506,10 +527,13 @@ async def test_a_retried_command_after_a_lost_reply_applies_once(cluster: Cluste
         await cluster.restart(a)
         socket = await seat_socket(a, other)
         a.signal(signal.SIGSTOP)
-        await socket.send({"type": "command", "id": "lost-2", "command": command})
-        await asyncio.sleep(0.3)
+        await wait_until(lambda: stopped(a), 30, "a stopped")
+        message = {"type": "command", "id": "lost-2", "command": command}
+        await socket.send(message)
+        sent = len(json.dumps(message))  # the frame's payload: its header comes on top
+        await wait_until(lambda: unread_by_server(socket) >= sent, 30, "the command at a")
+        a.kill()  # reaped: nothing of it runs any more
         assert not await cluster.redis.hexists(commands_key, f"{other.value}:lost-2")
-        a.kill()
         reply = await (await seats[other].command(command, "lost-2"))
         assert reply["type"] == "ack", reply
         applied = await cluster.store.version(game.room)

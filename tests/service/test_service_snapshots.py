@@ -16,6 +16,7 @@ import httpx
 import msgpack
 import pytest
 from service_harness import (
+    TIMEOUT,
     Oracle,
     ServerThread,
     WsClient,
@@ -169,14 +170,30 @@ async def test_a_snapshot_that_does_not_fit_is_ignored(
         await spectator.close()
 
 
+async def logged(caplog: pytest.LogCaptureFixture, message: str, room: str) -> None:
+    """Wait until the service has logged ``message`` about ``room``."""
+    async with asyncio.timeout(TIMEOUT):
+        while not any(
+            r.getMessage() == message and getattr(r, "room", None) == room for r in caplog.records
+        ):
+            await asyncio.sleep(0.02)
+
+
 @pytest.mark.parametrize("read_by", ["socket_attach", "http_log"])
 async def test_game_over_waits_for_a_readable_log(
-    read_by: str, start_server: Callable[..., ServerThread], store: EventStore
+    read_by: str,
+    start_server: Callable[..., ServerThread],
+    store: EventStore,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """A restored room cannot read its whole log when the game ends (here: someone trimmed the
     stream's head): no ``game_over`` yet, nothing half-sent, and the HTTP log says so. Once the
     log is whole again, the next socket to attach, or the next HTTP log, makes the room read
-    it, and every socket gets ``game_over``."""
+    it, and every socket gets ``game_over``.
+
+    "No ``game_over`` yet" is checked once the room's own attempt to read the whole log has
+    failed (its warning), and after a reply that leaves each seat's socket behind anything
+    queued to it before: a command refused because the game is over."""
     first, second = start_server(snapshot_every=EVERY), start_server(snapshot_every=EVERY)
     game, oracle = await played_game(first, store, commands=12)
     assert await store.load_snapshot(game.room) is not None
@@ -191,7 +208,10 @@ async def test_game_over_waits_for_a_readable_log(
     async with httpx.AsyncClient(base_url=second.url, timeout=30) as http2:
         trimmed = await http2.get(f"/rooms/{game.room}/log")
         assert trimmed.status_code == 503 and trimmed.json()["code"] == "log_unavailable"
-        await asyncio.sleep(1)  # time for a game_over to follow the last event, if one were sent
+        await logged(caplog, "reading the whole log failed", game.room)  # at the game's end
+        for n, client in enumerate(game.seats.values()):
+            refused = await client.command(f"late-{n}", {"type": "liturgy"})
+            assert (refused["type"], refused["code"]) == ("error", "game_over"), refused
         clients = list(game.seats.values())
         assert not any(game_overs(c) for c in clients)  # the whole log could not be read
 

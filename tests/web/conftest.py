@@ -4,6 +4,10 @@ Playwright (never a downloaded browser), and screenshots in ``test-artifacts/`` 
 The server runs as a subprocess on a free port with a temporary data dir (its own embedded
 Redis), like ``make serve`` does, so the tests see exactly what a browser sees in production:
 the static client at ``/``, the HTTP API and the websocket.
+
+Every browser test fails if one of its pages threw an uncaught error or logged an error to its
+console, unless the test provokes that console error on purpose and says so with
+``@pytest.mark.console_errors(pattern, ...)`` (regular expressions a message must match).
 """
 
 from __future__ import annotations
@@ -30,8 +34,16 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1400, "height": 950}
-# On a failure every page is photographed at both sizes the layout is made for (issue 14).
+# On a failure every page is photographed at both sizes the layout is made for.
 SCREENSHOT_SIZES = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "console_errors(*patterns): console errors the test provokes on purpose (regular "
+        "expressions, searched in '<page>: <message> (<url>)'); any other fails it",
+    )
 
 
 @pytest.fixture(scope="session")
@@ -64,10 +76,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 def new_page(
     browser: object, web_server: Server, request: pytest.FixtureRequest
 ) -> Iterator[Callable[..., object]]:
-    """Open a page in a fresh browser context (its own localStorage: another player)."""
+    """Open a page in a fresh browser context (its own localStorage: another player).
+
+    At the end of the test, no page may have thrown an uncaught error (``errors``) or logged an
+    error to its console (``console_errors``) but those the test's ``console_errors`` marker
+    allows."""
     contexts: list[object] = []
     pages: list[tuple[str, object]] = []
     errors: list[str] = []
+    console_errors: list[str] = []
+
+    def on_console(name: str, message: object) -> None:
+        if message.type == "error":  # type: ignore[attr-defined]
+            url = message.location.get("url")  # type: ignore[attr-defined]
+            where = f" ({url})" if url else ""
+            console_errors.append(f"{name}: {message.text}{where}")  # type: ignore[attr-defined]
 
     def open_page(name: str, path: str = "/", **options: object) -> object:
         """``options`` go to the browser context (``viewport``, ``has_touch``...)."""
@@ -77,13 +100,24 @@ def new_page(
         page = context.new_page()
         page.set_default_timeout(15_000)
         page.on("pageerror", lambda e: errors.append(f"{name}: {e}"))
+        page.on("console", lambda m: on_console(name, m))
         pages.append((name, page))
         page.goto(path)
         return page
 
     open_page.errors = errors  # type: ignore[attr-defined]
+    open_page.console_errors = console_errors  # type: ignore[attr-defined]
     yield open_page
-    failed = any(
+    for _, page in pages:  # a round trip: what the page logged last has been delivered
+        with contextlib.suppress(Exception):
+            page.evaluate("0")  # type: ignore[attr-defined]
+    allowed = [
+        re.compile(pattern)
+        for marker in request.node.iter_markers("console_errors")
+        for pattern in marker.args
+    ]
+    unexpected = [*errors, *(e for e in console_errors if not any(p.search(e) for p in allowed))]
+    failed = bool(unexpected) or any(
         getattr(request.node, f"rep_{when}", None) is not None
         and getattr(request.node, f"rep_{when}").failed
         for when in ("setup", "call")
@@ -101,3 +135,4 @@ def new_page(
     for context in contexts:
         with contextlib.suppress(Exception):
             context.close()  # type: ignore[attr-defined]
+    assert not unexpected, "errors in the pages:\n" + "\n".join(unexpected)

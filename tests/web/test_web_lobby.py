@@ -4,7 +4,15 @@ game this browser holds no seat in."""
 
 from __future__ import annotations
 
+import pytest
 
+
+# The host polls for its seat, and the service answers 409 (no_opponent_yet) until the guest
+# has picked a side: Chromium logs each such answer.
+@pytest.mark.console_errors(
+    r"^host: Failed to load resource: the server responded with a status of 409 "
+    r"\(Conflict\) \(\S+/rooms/[\w-]+/join\)$"
+)
 def test_challenge_open_combat_random_setup(new_page):
     host = new_page("host", "/")
     host.check("#opt-open-combat")

@@ -24,6 +24,11 @@ def own_server(tmp_path):
     server.stop()
 
 
+# While the server is down, each attempt to reconnect fails, and Chromium logs it.
+@pytest.mark.console_errors(
+    r"^(olympians|chthonians): WebSocket connection to 'ws://127\.0\.0\.1:\d+/ws' failed: "
+    r"Error in connection establishment: net::ERR_CONNECTION_REFUSED \(\S+/js/connection\.js\)$"
+)
 def test_connection_lost_and_resumed(new_page, own_server):
     url = own_server.url
     olympians = new_page("olympians", f"{url}/")
