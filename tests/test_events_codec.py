@@ -3,7 +3,7 @@
 The stored log is the game, so an event that does not decode to itself, or a stored version that
 cannot be read any more, loses games. Samples are derived from each event's type hints, so a new
 event type or field is covered without touching this file: the hints as written in events.py
-(``declared_hints``), since a class compiled by mypyc keeps only the class of each field's type.
+(``declared_hints``), since a compiled class keeps only the class of each field's type.
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def test_any_event_round_trips(data: st.DataObject) -> None:
 @given(data=st.data())
 def test_every_event_holds_what_it_is_made_with(data: st.DataObject) -> None:
     """Each field holds the value given for it, made by keyword or by position in the fields'
-    order: the hot events' ``__init__`` is spelled out (events.py, ``UnitsMoved``), and a
+    order: the hot events' ``__init__`` is spelled out (events.py's docstring: why), and a
     round trip alone would not see two fields of one type swapped (decoding makes the event
     the same way)."""
     cls = data.draw(st.sampled_from(sorted(ev.EVENT_TYPES.values(), key=lambda c: c.TYPE)))

@@ -4,7 +4,8 @@
 form (``LegalAction.wire``) and builds the pydantic command only on demand; it judges Hermes'
 further steps without executing each path; and it reads the state's occupancy index instead of
 scanning the positions. Each shortcut is checked here against what it replaces, on every
-position of a few random games in every variant.
+position of a few random games in every variant; and so are the keys ``listing.py`` gives the
+listed actions (``LegalAction.key``), against what they stand for.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from olympus.rules import (
     create,
     evolve,
     execute,
-    legal,
     legal_actions,
+    listing,
     lists_nothing,
     parse_command,
     random_legal_action,
@@ -82,7 +83,7 @@ def test_wire_is_the_commands_client_form() -> None:
 
 def test_listed_actions_compare_like_built_ones() -> None:
     """A listed action equals one built from its pydantic command (and hashes like it, when
-    the command is hashable: moves and commitments hold lists, as before)."""
+    the command is hashable: moves and commitments hold lists)."""
     for state in positions()[::20]:
         for side in Faction:
             for action in legal_actions(state, side):
@@ -95,8 +96,8 @@ def test_listed_actions_compare_like_built_ones() -> None:
 
 
 def _unspread(key: int) -> int:
-    """The packed fields of a move's key: ``legal._spread`` undone, shift by shift."""
-    for shift in reversed(legal._SPREAD):
+    """The packed fields of a move's key: ``listing._spread`` undone, shift by shift."""
+    for shift in reversed(listing._SPREAD):
         packed, folded = key, key >> shift
         while folded:
             packed ^= folded
@@ -112,19 +113,19 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
     bits those of its units, and every other listed action's a negative int; an action made of
     a command has none, even once its wire is read (all of one type and costs would share
     one)."""
-    listing: dict[object, tuple[str, int, int]] = {}
+    listed: dict[object, tuple[str, int, int]] = {}
     moves = others = 0
     for state in positions():
         for side in Faction:
             for action in legal_actions(state, side):
                 key = action.key
-                assert listing.setdefault(key, _key(action)) == _key(action), action
+                assert listed.setdefault(key, _key(action)) == _key(action), action
                 if action.type == "move":
                     assert isinstance(key, int) and 0 <= key < 2**62
                     units = tuple(action.wire["units"])  # unspread, its low bits are its units'
                     packed = _unspread(key)
-                    assert key == legal._spread(packed)
-                    assert packed & ((1 << legal._UNIT_BITS) - 1) == legal._units_mask(units)
+                    assert key == listing._spread(packed)
+                    assert packed & ((1 << listing._UNIT_BITS) - 1) == listing._units_mask(units)
                     # R1 order, so that the set of units (all the mask holds) tells the tuple
                     assert list(units) == sorted(units, key=ORDER.__getitem__)
                     moves += 1
@@ -143,7 +144,7 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     the judged ``MoveContext`` (``listed_key``), is the one its listed action has."""
     first, last = CHARACTERS[0].name, CHARACTERS[-1].name
     regions = len(BOARD.regions)
-    masks = (legal._units_mask((first,)), legal._units_mask((first, last)))
+    masks = (listing._units_mask((first,)), listing._units_mask((first, last)))
     keys = set()
     combos = product(
         masks,
@@ -157,34 +158,34 @@ def test_a_moves_key_packs_each_field_apart() -> None:
     )
     for mask, to, fly, reveal, use_power, steps, honor, energy in combos:
         fields = ((), to, fly, reveal, use_power, steps)
-        key = legal.listed_move_key(legal._spread(mask), fields, honor, energy)
+        key = listing.listed_move_key(listing._spread(mask), fields, honor, energy)
         assert isinstance(key, int) and 0 <= key < 2**62
         packed = (
             mask
-            | to << legal._TO_AT
-            | (ORDER[reveal[0]] + 1 if reveal else 0) << legal._REVEAL_AT
-            | (steps[0] + 1 if steps else 0) << legal._STEP_AT
-            | fly << legal._FLY_AT
-            | use_power << (legal._FLY_AT + 1)
-            | (honor + 128) << legal._HONOR_AT
-            | (energy + 128) << legal._ENERGY_AT
+            | to << listing._TO_AT
+            | (ORDER[reveal[0]] + 1 if reveal else 0) << listing._REVEAL_AT
+            | (steps[0] + 1 if steps else 0) << listing._STEP_AT
+            | fly << listing._FLY_AT
+            | use_power << (listing._FLY_AT + 1)
+            | (honor + 128) << listing._HONOR_AT
+            | (energy + 128) << listing._ENERGY_AT
         )
-        assert key == legal._spread(packed)
+        assert key == listing._spread(packed)
         keys.add(key)
     assert len(keys) == 2 * 2 * 2 * 3 * 2 * 3 * 3 * 3
     alone = ((first,), 1, False, (), False, ())
-    group_key = legal.units_key((first,))
-    assert legal.listed_move_key(group_key, alone, 128, 0) == (alone, 128, 0)
-    assert legal.listed_move_key(group_key, alone, 0, -129) == (alone, 0, -129)
+    group_key = listing.units_key((first,))
+    assert listing.listed_move_key(group_key, alone, 128, 0) == (alone, 128, 0)
+    assert listing.listed_move_key(group_key, alone, 0, -129) == (alone, 0, -129)
     two_revealed = ((first,), 1, False, (first, last), False, ())
-    assert legal.listed_move_key(group_key, two_revealed, 0, 0) == (two_revealed, 0, 0)
+    assert listing.listed_move_key(group_key, two_revealed, 0, 0) == (two_revealed, 0, 0)
     beyond = LegalAction(cmd.Move, Faction.OLYMPIANS, 200, 0, None, (), alone)
     assert beyond.key == (alone, 200, 0)
     move = MoveContext(Faction.OLYMPIANS, (first,), 0, 1, False, frozenset(), False)
     for honor in (0, 128):  # in the int's range, and beyond it
-        listed = legal.listed_move(move, group_key, (), (), honor, 0)
-        assert legal.listed_key(move, group_key, (), (), honor, 0) == listed.key
-        assert listed.key == legal.listed_move_key(group_key, alone, honor, 0)
+        listed = listing.listed_move(move, group_key, (), (), honor, 0)
+        assert listing.listed_key(move, group_key, (), (), honor, 0) == listed.key
+        assert listed.key == listing.listed_move_key(group_key, alone, honor, 0)
 
 
 def test_listed_moves_cost_what_execute_charges() -> None:
@@ -352,7 +353,7 @@ def test_commitment_lists_are_shared_only_between_equal_positions() -> None:
             first = legal_actions(state, side)
             first.clear()  # the caller's own list
             again = legal_actions(state, side)
-            legal._COMMITMENTS.clear()
+            listing._COMMITMENTS.clear()
             fresh = legal_actions(state, side)
             assert [_key(a) for a in again] == [_key(a) for a in fresh]
 

@@ -8,7 +8,7 @@ from olympus.rules.state import Combat, Commitment, Maneuver
 
 def test_a_combat_copied_with_other_commitments_keeps_every_other_field() -> None:
     """``Combat.with_commitments`` spells its fields out (compiled, it is called for every
-    commitment and round): a field added later and not passed on would fail here."""
+    commitment and round): a field added and not passed on would fail here."""
     sealed = {Faction.OLYMPIANS: Commitment(Maneuver.CHASE, 2)}
     combat = Combat(7, Faction.CHTHONIANS, None, 3, sealed)
     assert {f.name for f in fields(Combat)} == {

@@ -15,6 +15,8 @@ from .board import PALACE, TARTARUS, Realm
 
 
 class Faction(StrEnum):
+    """The two sides (R1): the Olympians and the Chthonians."""
+
     OLYMPIANS = "olympians"
     CHTHONIANS = "chthonians"
 
@@ -39,6 +41,9 @@ class Faction(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Character:
+    """A character as R1 lists it: nominal strength, male (what Aphrodite affects), flier,
+    leader."""
+
     name: str
     faction: Faction
     strength: int
@@ -77,9 +82,8 @@ CHARACTERS: Final[tuple[Character, ...]] = (
 )
 
 # Both sides, in the enum's order. Loops go over this tuple, not over ``Faction``: iterating an
-# Enum class runs enum's own Python (a generator) every time, which the compiled core cannot
-# compile away.
-# (Typed of any length: mypyc would box a fixed-length tuple anew at every use.)
+# Enum class runs enum's own Python every time. (Typed of any length: compiled, a fixed-length
+# tuple type would be boxed anew at every use.)
 FACTIONS: Final[tuple[Faction, ...]] = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 BY_NAME: Final[dict[str, Character]] = {c.name: c for c in CHARACTERS}
 ORDER: Final[dict[str, int]] = {c.name: i for i, c in enumerate(CHARACTERS)}

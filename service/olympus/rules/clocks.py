@@ -92,8 +92,8 @@ def earliest_due(state: GameState) -> int | None:
 def fallback(state: GameState, side: Faction, kind: str, seed: int) -> cmd.Command:
     """R12: a missed turn is a Liturgy (always legal); a missed commit Standard with 0 Energy
     (or the first allowed maneuver); a missed removal the weakest unit (R8); a missed retreat
-    choice stays where staying is allowed, else takes the lowest-numbered region; a missed
-    setup is drawn as in Random Setup from the seed the service sent."""
+    choice stays where staying is allowed, else takes the lowest-numbered region (D15); a
+    missed setup is drawn as in Random Setup from the seed the service sent."""
     if kind == "setup":
         return cmd.SubmitSetup(side=side, placements=random_placements(random.Random(seed), side))
     if kind == "move":
@@ -111,7 +111,8 @@ def fallback(state: GameState, side: Faction, kind: str, seed: int) -> cmd.Comma
 
 
 def missed(state: GameState, side: Faction, at_ms: int) -> tuple[str, int]:
-    """Check that ``side``'s deadline has expired; (kind, absent since)."""
+    """(kind, absent since) of ``side``'s expired deadline; else ``IllegalCommand``
+    ``no_deadline`` or ``not_expired``."""
     entry = state.deadlines.get(side.value)
     if entry is None:
         raise IllegalCommand("no_deadline", "That side has no running deadline.")

@@ -27,12 +27,14 @@ ALL_OUT: Final = frozenset({Maneuver.ALL_OUT_ATTACK, Maneuver.ALL_OUT_DEFENSE})
 
 
 def current(state: GameState) -> Combat:
+    """The combat going on; raises ``IllegalCommand`` ``not_in_combat`` if there is none."""
     if state.combat is None:
         raise IllegalCommand("not_in_combat", "There is no combat going on.")
     return state.combat
 
 
 def combatants(state: GameState, faction: Faction) -> list[str]:
+    """``faction``'s units in the combat's region, in R1 order."""
     return state.units_in(current(state).region, faction)
 
 
@@ -44,7 +46,10 @@ class Strength:
     """A side's power in a combat round term by term (R8), as the rules add it up: what each
     unit counts after Hypnos and Aphrodite, the powers' bonuses, what multiplies the Energy
     and what a Chase adds. Every term is public (all combatants are revealed, R8, and only
-    revealed neighbours count), so it may be shown to everyone."""
+    revealed neighbours count), so it may be shown to everyone.
+
+    ``__init__`` is spelled out as the events' are (events.py: why): both sides' are made for
+    every combat position."""
 
     units: tuple[tuple[str, int], ...]  # (unit, nominal strength after the adjustments)
     adjustments: tuple[tuple[str, str, int], ...]  # (power, unit, change of its nominal strength)
@@ -64,8 +69,6 @@ class Strength:
         chase: int,
         chase_power: str | None,
     ) -> None:
-        """Spelled out, as ``GameState.__init__`` is and for its reason: both sides' are made
-        for every combat position."""
         object.__setattr__(self, "units", units)
         object.__setattr__(self, "adjustments", adjustments)
         object.__setattr__(self, "bonuses", bonuses)
@@ -76,6 +79,7 @@ class Strength:
 
     @property
     def base(self) -> int:
+        """Base strength (R8): the units' nominal strengths after adjustments, plus bonuses."""
         return sum(v for _, v in self.units) + sum(b for _, b, _ in self.bonuses)
 
     def power(self, maneuver: Maneuver, energy: int) -> int:
@@ -185,9 +189,8 @@ def strength_terms(state: GameState) -> dict[str, Any] | None:
     return terms
 
 
-# Each maneuver with its name, and each side's name: an enum's ``value`` is a property, looked
-# up by name on every read (~1,500 instructions, compiled or not), and every combat position
-# reads a dozen.
+# Each maneuver with its name, and each side's name, read once: an enum's ``value`` is a
+# property looked up by name, and every combat position reads a dozen.
 _NAMED: Final = tuple((m, m.value) for m in MANEUVERS)
 _NAMES: Final = {f: f.value for f in FACTIONS}
 
@@ -232,6 +235,8 @@ def energy_limit(state: GameState, faction: Faction) -> int:
 
 
 def allowed_maneuvers(state: GameState, faction: Faction) -> frozenset[Maneuver]:
+    """The maneuvers ``faction`` may commit in this combat (R8: all, but Cerberus alone must
+    Chase and the Erinyes alone may not Retreat or All-out Defend)."""
     region = current(state).region
     allowed = ALL_MANEUVERS
     for power in powers_of(state.units_in(region, faction)):
@@ -240,7 +245,9 @@ def allowed_maneuvers(state: GameState, faction: Faction) -> frozenset[Maneuver]
 
 
 def first_to_commit(state: GameState) -> Faction | None:
-    """Which side must commit first in this round, if any (R8: Open Combat and Athena)."""
+    """Which side must commit first in this round, if any (R8: Open Combat and Athena, D12):
+    with Athena seeing, her opponent in Open Combat, else nobody; in Open Combat the attacker
+    in round 1, the defender after."""
     combat = current(state)
     seer = seeing_side(state)
     if seer is not None:
@@ -270,7 +277,8 @@ def sees_commitment(state: GameState, faction: Faction) -> bool:
 
 
 def commitment_honor(state: GameState, faction: Faction, commitment: Commitment) -> int:
-    """The Honor a commitment costs when revealed (a positive number of points)."""
+    """The Honor a commitment costs when revealed, a positive number of points (R8): the
+    All-out penalty and the penalty for more than 4 Energy, added up (D4), after the powers."""
     prices = commitment_prices(state, faction)
     return commitment_price(prices, commitment.maneuver, commitment.energy)
 
@@ -279,7 +287,7 @@ def commitment_honor(state: GameState, faction: Faction, commitment: Commitment)
 # penalty of an all-out maneuver and that of Energy beyond the free amount. A value, so that
 # ``legal_actions`` can price every maneuver and amount from it (``commitment_price``), and
 # recognise a combat position whose commitments it has listed before. A plain tuple: a
-# NamedTuple's constructor is interpreted Python, 5 % of listing a combat position.
+# NamedTuple's constructor stays interpreted, compiled (docs/performance.md).
 CommitmentPrices = tuple[int, int]
 
 
@@ -291,15 +299,18 @@ def commitment_price(prices: CommitmentPrices, maneuver: Maneuver, energy: int) 
 
 
 def commitment_prices(state: GameState, faction: Faction) -> CommitmentPrices:
+    """``faction``'s ``CommitmentPrices`` in this combat: (All-out penalty, penalty for more
+    than 4 Energy), each after the powers of its combatants (Apollo, Dionysus, the Moirae)."""
     action = Action(faction, tuple(combatants(state, faction)), "combat")
     return penalty(state, action, "all_out", ALL_OUT_HONOR), penalty(state, action, "energy", 1)
 
 
 def check_turn_to_commit(state: GameState, faction: Faction) -> None:
     """Raise ``IllegalCommand`` unless ``faction`` may commit now, whatever it commits: a
-    combat without a choice pending, once a round, in Open Combat's and Athena's order (R8).
-    ``legal_actions`` asks this, then lists what ``allowed_maneuvers`` and ``energy_limit``
-    allow, each worked out once."""
+    combat (``not_in_combat``) without a choice pending (``choice_pending``), once a round
+    (``already_committed``), in Open Combat's and Athena's order (R8, D12:
+    ``wait_for_opponent``). ``legal_actions`` asks this, then lists what
+    ``allowed_maneuvers`` and ``energy_limit`` allow."""
     combat = current(state)
     if state.pending:
         raise IllegalCommand("choice_pending", "A choice must be made before the next round.")
@@ -311,6 +322,8 @@ def check_turn_to_commit(state: GameState, faction: Faction) -> None:
 
 
 def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, energy: int) -> None:
+    """``check_turn_to_commit``, then raise ``IllegalCommand`` ``maneuver_not_allowed`` or
+    ``energy_limit`` unless the side may commit ``maneuver`` with ``energy`` (R8)."""
     check_turn_to_commit(state, faction)
     if maneuver not in allowed_maneuvers(state, faction):
         raise IllegalCommand("maneuver_not_allowed", f"Your units cannot use {maneuver.value}.")
@@ -322,6 +335,10 @@ def check_commitment(state: GameState, faction: Faction, maneuver: Maneuver, ene
 def commit(
     d: Decision, faction: Faction, maneuver: Maneuver, energy: int, reveal: list[str]
 ) -> None:
+    """A sealed commitment (R8), revealing ``reveal`` for their power first (Aphrodite next to
+    the combat: the enemy may then commit again); the round is resolved once both sides are
+    in. Raises ``IllegalCommand`` as ``check_commitment`` does, or ``cannot_reveal`` and the
+    codes of ``movement.own_units`` for a unit that may not be revealed."""
     check_commitment(d.state, faction, maneuver, energy)
     state = d.state
     for unit in check_reveals(
@@ -349,7 +366,9 @@ def _retreat_succeeds_against_chase(state: GameState, retreating: Faction) -> bo
 def plan_round(
     state: GameState, maneuvers: dict[Faction, Maneuver], power: dict[Faction, int]
 ) -> tuple[Faction | None, list[tuple[StepKind, Faction]]]:
-    """The winner (None when nobody fights) and the steps of a round, per R8's overview."""
+    """The winner (None when nobody fights) and the steps of a round, per R8's overview (the
+    rulebook's "Maneuver Overview"); ties go to the original attacker; an All-out Defense that
+    wins keeps everyone alive, even against an All-out Attack (D5)."""
     combat = current(state)
     a, d = combat.attacker, combat.defender
     retreating = [f for f in (a, d) if maneuvers[f] is Maneuver.RETREAT]
@@ -430,7 +449,8 @@ COMBAT_CAUSES: Final = frozenset({StepKind.REMOVE.value, "all_out_attack"})
 
 
 def eliminate(d: Decision, units: list[str], cause: str) -> None:
-    """Eliminate ``units`` at once, then their powers' effects, then the game-end check."""
+    """Eliminate ``units`` at once, then their powers' effects (Thanatos, a leader's
+    succession), then the game-end check (D14)."""
     regions = {u: d.state.positions[u] for u in units}
     for unit in units:
         d.emit(ev.UnitEliminated(unit=unit, cause=cause))
@@ -441,6 +461,8 @@ def eliminate(d: Decision, units: list[str], cause: str) -> None:
 
 
 def removal_candidates(state: GameState, step: Step) -> list[str]:
+    """The units the side of ``step`` may remove (R8), or lose to a thunderbolt: never
+    Cerberus (R10)."""
     units = state.units_in(step.region, step.faction)
     if step.kind is StepKind.STRUCK:
         return [
@@ -482,6 +504,8 @@ def retreat_regions(state: GameState, faction: Faction) -> list[int]:
 
 
 def retreat(d: Decision, faction: Faction, destination: int) -> None:
+    """``faction``'s units in the combat leave for ``destination`` (R9) and pay 2 Honor (R8)
+    after the powers; then the game-end check."""
     units = tuple(combatants(d.state, faction))
     points = penalty(d.state, Action(faction, units, "retreat"), "retreat", RETREAT_HONOR)
     d.emit(ev.UnitsRetreated(faction=faction, units=units, destination=destination))
@@ -491,7 +515,9 @@ def retreat(d: Decision, faction: Faction, destination: int) -> None:
 
 
 def run_steps(d: Decision, steps: list[Step]) -> None:
-    """Settle the steps that need no choice; stop at the first that does, or finish the round."""
+    """Settle the steps that need no choice; stop at the first that does (``ChoicePending``),
+    or finish the round. A retreat waits for its region even when only one is possible (D10),
+    and a thunderbolt's victim for its choice whenever the region holds several units (D17)."""
     while steps and not d.over:
         step = steps[0]
         units = d.state.units_in(step.region, step.faction)
@@ -534,7 +560,8 @@ def run_steps(d: Decision, steps: list[Step]) -> None:
 
 
 def finish_steps(d: Decision) -> None:
-    """After the last step: next round, end of combat, or end of the turn (thunderbolt)."""
+    """After the last step: the next round (R8), the end of the combat, or the end of the turn
+    (a thunderbolt's)."""
     combat = d.state.combat
     if combat is None:
         end_turn(d)
@@ -548,6 +575,8 @@ def finish_steps(d: Decision) -> None:
 
 
 def awaited(state: GameState, faction: Faction, kinds: tuple[StepKind, ...]) -> Step:
+    """The pending step ``faction`` answers now, if it is of ``kinds``; else
+    ``IllegalCommand``: ``no_choice_pending``, ``not_your_choice`` or ``wrong_choice``."""
     if not state.pending:
         raise IllegalCommand("no_choice_pending", "No choice is awaited now.")
     step = state.pending[0]
@@ -559,6 +588,8 @@ def awaited(state: GameState, faction: Faction, kinds: tuple[StepKind, ...]) -> 
 
 
 def choose_removal(d: Decision, faction: Faction, unit: str) -> None:
+    """The unit the side removes (R8) or loses to a thunderbolt (R10); then the steps go on.
+    Raises ``IllegalCommand`` as ``awaited`` does, or ``invalid_choice``."""
     step = awaited(d.state, faction, (StepKind.REMOVE, StepKind.STRUCK))
     if unit not in removal_candidates(d.state, step):
         raise IllegalCommand("invalid_choice", f"{unit} cannot be the unit removed.")
@@ -568,6 +599,8 @@ def choose_removal(d: Decision, faction: Faction, unit: str) -> None:
 
 
 def choose_retreat(d: Decision, faction: Faction, region: int) -> None:
+    """The side leaves the combat for ``region`` (R9); then the steps go on. Raises
+    ``IllegalCommand`` as ``awaited`` does, or ``invalid_retreat``."""
     awaited(d.state, faction, (StepKind.RETREAT, StepKind.LEAVE_OR_STAY, StepKind.LEAVE_OR_STRIKE))
     if region not in retreat_regions(d.state, faction):
         raise IllegalCommand("invalid_retreat", f"Your units cannot retreat to region {region}.")
@@ -577,6 +610,9 @@ def choose_retreat(d: Decision, faction: Faction, region: int) -> None:
 
 
 def choose_stay(d: Decision, faction: Faction) -> None:
+    """The side stays where it may leave (R8): after losing to a Chase it fights on; after
+    winning against one, the chaser removes a unit. Raises ``IllegalCommand`` as ``awaited``
+    does."""
     step = awaited(d.state, faction, (StepKind.LEAVE_OR_STAY, StepKind.LEAVE_OR_STRIKE))
     rest = list(d.state.pending[1:])
     d.emit(ev.StayedInCombat(faction=faction))
@@ -587,7 +623,8 @@ def choose_stay(d: Decision, faction: Faction) -> None:
 
 def meet(d: Decision, move: MoveContext) -> None:
     """A move ended where enemies stand (R8): meetings first (Cronus, Demeter, a sneak attack),
-    then the game-end check (a leader in the Palace wins without a fight), then the combat."""
+    then the game-end check (a leader in the Palace wins without a fight, D13), then the
+    combat, every unit in it revealed."""
     region = move.destination
     for unit in d.state.units_in(region):
         if unit in d.state.positions and unit in POWERS and not d.over and not d.state.pending:

@@ -123,8 +123,7 @@ COMMAND_ADAPTER: TypeAdapter[Command] = TypeAdapter(Command)
 
 
 def parse_command(data: object) -> Command:
-    """Validate untrusted input into a command (raises pydantic.ValidationError). By the
-    adapter's validator itself (pydantic-core): the adapter's own method only adds Python
-    around the same call, once per command a seat sends."""
+    """Validate untrusted input into a command (raises pydantic.ValidationError). Through the
+    adapter's validator itself: the adapter's own method only adds Python around it."""
     command: Command = COMMAND_ADAPTER.validator.validate_python(data)
     return command

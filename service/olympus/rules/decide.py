@@ -1,6 +1,12 @@
 """``decide(state, command) -> events``: judge a command against the state (pure, no I/O).
 
-A command that breaks a rule raises ``IllegalCommand`` and produces no events at all.
+A command that breaks a rule raises ``IllegalCommand(code, sentence)`` and produces no events
+at all. The codes, by where they are raised: here the command's place in the game (``_judge``:
+``no_side``, ``game_over``, ``wrong_phase``, ``choice_pending``, ``in_combat``,
+``not_your_turn``, ``unknown_command``; a timeout's ``bad_timeout``), passing
+(``cannot_pass``) and Hermes' steps (``no_extra_steps``, ``steps_after_stop``); then
+``setup.py`` (R2), ``movement.py`` (R3, R5, R6), ``combat.py`` (R8, R9), ``clocks.py`` (R12)
+and the leaders' powers (R10: ``powers/zeus.py``, ``powers/hades.py``).
 """
 
 from __future__ import annotations
@@ -28,9 +34,9 @@ Handler = Callable[[Decision, Faction, Any], None]
 
 
 def _hide_origin(d: Decision, origin: int, side: Faction) -> None:
-    """R7: some but not all units leave for a region without enemies, so the enemy can no
-    longer tell who left: every unit of the origin is hidden and gets a fresh token, drawn
-    from the secret seed so that the new numbers say nothing about who is under them."""
+    """R7: some but not all units leave for a region without enemies, so the enemy cannot
+    tell who left: every unit of the origin is hidden and gets a fresh token, drawn from the
+    secret seed so that the new numbers say nothing about who is under them (D2, D3)."""
     state = d.state
     units = state.units_in(origin, side)
     order = [units[i] for i in _shuffled(state.token_seed, state.version, len(units))]
@@ -58,13 +64,12 @@ def _shuffled(token_seed: int, version: int, n: int) -> tuple[int, ...]:
 
 
 def _seeded_order(seed: str, n: int) -> tuple[int, ...]:
-    """``range(n)`` as ``random.Random(seed).shuffle(...)`` leaves it, drawn the way it draws
-    but without its layers of interpreted Python (its ``seed`` and ``shuffle``), which cost
-    more than the draw: a str seeds the C generator with one big-endian int, the bytes followed
-    by their SHA-512 (seeding "version 2"); the shuffle is Fisher-Yates, each index drawn as
-    ``getrandbits`` of the bound's bit length until one falls below the bound. Every stored
-    game hid its units so (R7), and tests/test_observation.py holds this to ``random.Random``
-    for many seeds and sizes."""
+    """``range(n)`` as ``random.Random(seed).shuffle(...)`` leaves it, drawn as it draws (its
+    Python layers skipped for speed): a str seeds the C generator with one big-endian int, the
+    bytes followed by their SHA-512 (seeding "version 2"); the shuffle is Fisher-Yates, each
+    index drawn as ``getrandbits`` of the bound's bit length until one falls below the bound.
+    Every stored game hid its units so (R7); tests/test_observation.py holds this to
+    ``random.Random`` for many seeds and sizes."""
     text = seed.encode()
     generator = _random.Random(int.from_bytes(text + hashlib.sha512(text).digest(), "big"))
     drawn = list(range(n))
@@ -78,7 +83,10 @@ def _seeded_order(seed: str, n: int) -> tuple[int, ...]:
 
 
 def make_move(d: Decision, plan: MovePlan) -> bool:
-    """Apply one judged move; True when the turn goes on with a combat or is over."""
+    """Apply one judged move (R3): the re-hiding of its origin (R7, D3), its reveals (after
+    the re-hiding, D21), its Styx Energy (R5) and Honor (R4), the move, the movers' powers
+    after it (Poseidon, Demeter), and the meeting if enemies stand there (R8). True when the
+    turn goes on with a combat or the game is over."""
     move, side = plan.move, plan.move.faction
     attack = d.state.count_in(move.destination, side.enemy) > 0
     partial = len(move.units) < d.state.count_in(move.origin, side)
@@ -100,6 +108,9 @@ def make_move(d: Decision, plan: MovePlan) -> bool:
 
 
 def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
+    """A move (R3), then Hermes' further steps in the same command (D1), then the end of the
+    turn. Raises ``IllegalCommand`` as ``movement.plan_move`` does for each step, or
+    ``no_extra_steps``, ``steps_after_stop``."""
     plan = plan_move(d.state, side, c.units, c.to, c.fly, c.reveal, c.use_power)
     if c.steps and not takes_extra_steps(d.state, plan.move):
         raise IllegalCommand("no_extra_steps", "Only Hermes, moving alone, takes further steps.")
@@ -120,7 +131,7 @@ def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
 
 
 def takes_extra_steps(state: GameState, move: MoveContext) -> bool:
-    """Whether the movers of ``move`` may go on with further single steps (Hermes, R3)."""
+    """Whether the movers of ``move`` may go on with further single steps (Hermes, R3, D1)."""
     return any(p.takes_extra_steps(state, move) for p in powers_of(move.units))
 
 
@@ -132,8 +143,8 @@ def begin_steps(d: Decision, units: list[str]) -> None:
 
 def next_step(d: Decision, units: Sequence[str], previous: MovePlan) -> Movers:
     """The walker of a walk whose last step was ``previous`` (already made in ``d``), to judge
-    his next step: he stops where he meets anyone. ``legal_actions`` lists walks of one further
-    step with this very function, one walker for all the steps it judges."""
+    his next step; ``IllegalCommand`` ``steps_after_stop`` where he met anyone (R3).
+    ``legal_actions`` lists walks of one further step with this very function."""
     side = previous.move.faction
     if d.state.count_in(previous.move.destination, side) > 1:
         raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
@@ -141,6 +152,8 @@ def next_step(d: Decision, units: Sequence[str], previous: MovePlan) -> Movers:
 
 
 def _liturgy(d: Decision, side: Faction, c: cmd.Liturgy) -> None:
+    """The Liturgy (rulebook "Liturgy"): 6 Energy, for 1 Honor if the stock was empty, else 2;
+    then the game-end check and the end of the turn."""
     points = 1 if d.state.energy[side] == 0 else 2
     d.emit(ev.LiturgyPerformed(faction=side))
     d.emit(ev.EnergyChanged(side, LITURGY_ENERGY, "liturgy"))
@@ -160,6 +173,7 @@ def may_pass(state: GameState, side: Faction) -> bool:
 
 
 def _pass(d: Decision, side: Faction, c: cmd.Pass) -> None:
+    """Passing (R3); ``IllegalCommand`` ``cannot_pass`` unless ``may_pass``."""
     if not may_pass(d.state, side):
         raise IllegalCommand(
             "cannot_pass", "Only the Olympians may pass, when all their units are in Tartarus."
@@ -184,6 +198,10 @@ _CHOICE_HANDLERS: Final[dict[type, Handler]] = {
 
 
 def _judge(d: Decision, command: cmd.Command) -> None:
+    """Emit into ``d`` the events of ``command`` in its place in the game: setup (R2), a
+    choice, a commitment (R8), or the turn's action (R3, R10). Raises ``IllegalCommand``
+    (``no_side``, ``game_over``, ``wrong_phase``, ``choice_pending``, ``in_combat``,
+    ``not_your_turn``, ``unknown_command``, or its handler's)."""
     state = d.state
     if isinstance(command, cmd.DrawRandomSetup):
         setup.draw_random(d, command.seed)
@@ -218,7 +236,8 @@ def _judge(d: Decision, command: cmd.Command) -> None:
 
 
 def _timeout(d: Decision, side: Faction, at_ms: int, seed: int) -> None:
-    """R12: apply the fallback of a missed deadline, or end the game for a long absence."""
+    """R12: apply the fallback of a missed deadline, or end the game for a long absence (D15).
+    Raises ``IllegalCommand`` ``no_deadline`` or ``not_expired`` (``clocks.missed``)."""
     kind, since = clocks.missed(d.state, side, at_ms)
     d.emit(ev.DeadlineMissed(faction=side, kind=kind))
     forfeit = d.state.options.forfeit_seconds
@@ -230,7 +249,8 @@ def _timeout(d: Decision, side: Faction, at_ms: int, seed: int) -> None:
 
 
 def execute(state: GameState, command: cmd.Command) -> tuple[list[ev.Event], GameState]:
-    """The events a command produces and the state they lead to, or ``IllegalCommand``."""
+    """The events ``command`` produces in ``state`` and the state they lead to; raises
+    ``IllegalCommand`` (codes: the module's docstring) and then produces nothing."""
     d = _decision(state, command)
     return d.events, d.state
 
@@ -253,6 +273,8 @@ def reads_time(state: GameState, command: cmd.Command) -> bool:
 
 
 def _decision(state: GameState, command: cmd.Command) -> Decision:
+    """The decision of ``command``, with the deadlines it sets (R12); ``IllegalCommand``
+    ``bad_timeout`` for a timeout without its side or time."""
     d = Decision(state)
     if isinstance(command, cmd.Timeout):
         if command.side is None or command.at_ms is None:
@@ -269,5 +291,6 @@ def _decision(state: GameState, command: cmd.Command) -> Decision:
 
 
 def decide(state: GameState, command: cmd.Command) -> list[ev.Event]:
-    """The events a command produces, or ``IllegalCommand``. ``command.side`` is the seat."""
+    """The events ``command`` produces in ``state`` (``command.side`` is the seat), or
+    ``IllegalCommand``: ``execute`` without the state."""
     return execute(state, command)[0]

@@ -14,6 +14,9 @@ from .state import GameState, Phase
 
 
 class Decision:
+    """The events a command has emitted so far (``events``), the state after each
+    (``states``) and the last of them (``state``)."""
+
     __slots__ = ("events", "state", "states")
 
     def __init__(self, state: GameState) -> None:
@@ -22,6 +25,7 @@ class Decision:
         self.states: list[GameState] = []  # the state after each event
 
     def emit(self, event: ev.Event) -> None:
+        """Append ``event`` and fold it into ``state``."""
         self.events.append(event)
         self.state = evolve(self.state, event)
         self.states.append(self.state)
@@ -31,7 +35,8 @@ class Decision:
         return self.state.phase is Phase.OVER
 
     def check_end(self) -> bool:
-        """R11: end the game if Honor or the board decide it; True when the game is over."""
+        """R11: end the game if Honor or the board decide it (``endgame.outcome``, D13); True
+        when the game is over."""
         if self.over:
             return True
         result = outcome(self.state)

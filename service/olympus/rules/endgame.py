@@ -12,7 +12,9 @@ CHTHONIAN_LEADERS: Final[tuple[str, ...]] = ("Hades", "Persephone")
 
 
 def outcome(state: GameState) -> tuple[str, str] | None:
-    """(result, reason) when the game is decided, else None. Result: a faction or "draw"."""
+    """(result, reason) when the game is decided (R11, D13), else None: Honor first (≤ 0
+    loses, both at once: a draw), then a Chthonian leader in the Palace, then no Chthonian
+    leader left. Result: a faction's value or "draw"."""
     if state.phase is Phase.SETUP:
         return None
     olympians_out = state.honor[Faction.OLYMPIANS] <= 0

@@ -3,6 +3,10 @@
 Every event is a small frozen dataclass. On the wire and in the store an event is a msgpack map
 ``{"t": type, "v": schema version, ...fields}``; ``decode`` upcasts old versions through
 ``UPCASTERS`` before building the dataclass, so stored games stay readable as events evolve.
+
+The events made for every command spell out their dataclass's ``__init__`` with
+``object.__setattr__``: compiled, that is a store into a slot, where the generated ``__init__``
+stays interpreted (docs/performance.md; tests/test_events_codec.py holds each to its fields).
 """
 
 from __future__ import annotations
@@ -23,13 +27,11 @@ from .state import Maneuver, Value
 
 class Event(Value):
     """An event type is a frozen dataclass deriving from this one. Its ``TYPE``, the name it
-    is stored under, is its class's name in snake case (``GameCreated``: ``game_created``), set
-    where the types are listed (``_TYPES``), not in each class's body: mypyc compiles the
-    dataclasses to native classes (deciding, folding and observing build and read several
-    events per command), and a class variable in a native dataclass's body would become one of
-    its fields. The same goes for a type's ``VERSION``: a new one is set in ``_named``, with
-    its upcaster in ``UPCASTERS``. Renaming a class renames its stored type: the tests pin
-    every name."""
+    is stored under, is its class's name in snake case (``GameCreated``: ``game_created``);
+    its ``VERSION`` is the schema version of its fields (1, or one set in ``_named`` with its
+    upcaster in ``UPCASTERS``). Both are set where the types are listed, not in each class's
+    body: there a class variable of a compiled dataclass would become one of its fields.
+    Renaming a class renames its stored type: the tests pin every name."""
 
     __slots__ = ()
     TYPE: ClassVar[str] = ""
@@ -38,6 +40,9 @@ class Event(Value):
 
 @dataclass(frozen=True, slots=True)
 class GameCreated(Event):
+    """The first event of every game: its variants (R2: Open Combat, Random Setup, Challenge)
+    and clocks (R12)."""
+
     open_combat: bool = False
     random_setup: bool = False
     chthonian_honor: int = 0
@@ -51,6 +56,9 @@ class GameCreated(Event):
 
 @dataclass(frozen=True, slots=True)
 class SetupSubmitted(Event):
+    """A side's sealed setup (R2): its picked characters and their regions; the enemy learns
+    that it is in, not what it is."""
+
     faction: Faction
     placements: dict[str, int]
 
@@ -64,29 +72,31 @@ class RandomSetupDrawn(Event):
 
 @dataclass(frozen=True, slots=True)
 class SetupRevealed(Event):
-    pass
+    """Both setups are in: the units stand on the board under their first tokens (D2)."""
 
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted(Event):
+    """``faction``'s turn ``number`` begins (R3); its base penalty follows, if any."""
+
     faction: Faction
     number: int
 
     def __init__(self, faction: Faction, number: int) -> None:
-        """The dataclass's ``__init__`` spelled out, as for the other events made every
-        command (``UnitsMoved``: why)."""
         object.__setattr__(self, "faction", faction)
         object.__setattr__(self, "number", number)
 
 
 @dataclass(frozen=True, slots=True)
 class HonorChanged(Event):
+    """``faction``'s Honor changes by ``delta``; ``reason`` names what charged or earned it
+    (``move``, ``attack``, ``base``, ``liturgy``, ``combat``…)."""
+
     faction: Faction
     delta: int
     reason: str
 
     def __init__(self, faction: Faction, delta: int, reason: str) -> None:
-        """Spelled out (``UnitsMoved``: why)."""
         object.__setattr__(self, "faction", faction)
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "reason", reason)
@@ -94,12 +104,14 @@ class HonorChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class EnergyChanged(Event):
+    """``faction``'s Energy changes by ``delta``; ``reason`` names what spent or gave it
+    (``styx``, ``liturgy``, ``combat``, ``hecate``…)."""
+
     faction: Faction
     delta: int
     reason: str
 
     def __init__(self, faction: Faction, delta: int, reason: str) -> None:
-        """Spelled out (``UnitsMoved``: why)."""
         object.__setattr__(self, "faction", faction)
         object.__setattr__(self, "delta", delta)
         object.__setattr__(self, "reason", reason)
@@ -107,10 +119,11 @@ class EnergyChanged(Event):
 
 @dataclass(frozen=True, slots=True)
 class UnitsRevealed(Event):
+    """These units' identities become known to both sides (R7)."""
+
     units: tuple[str, ...]
 
     def __init__(self, units: tuple[str, ...]) -> None:
-        """Spelled out (``UnitsMoved``: why)."""
         object.__setattr__(self, "units", units)
 
 
@@ -122,13 +135,15 @@ class UnitsHidden(Event):
     tokens: dict[str, int]
 
     def __init__(self, units: tuple[str, ...], tokens: dict[str, int]) -> None:
-        """Spelled out (``UnitsMoved``: why)."""
         object.__setattr__(self, "units", units)
         object.__setattr__(self, "tokens", tokens)
 
 
 @dataclass(frozen=True, slots=True)
 class UnitsMoved(Event):
+    """A move (R3): ``faction``'s ``units`` go from ``origin`` to ``destination``, by flight
+    if ``flight``."""
+
     faction: Faction
     units: tuple[str, ...]
     origin: int
@@ -143,12 +158,6 @@ class UnitsMoved(Event):
         destination: int,
         flight: bool = False,
     ) -> None:
-        """The dataclass's own ``__init__``, spelled out as ``GameState.__init__`` is: the
-        generated one stays interpreted even compiled, each field set through
-        ``object.__setattr__`` in Python (about 7,700 instructions for this event), and the
-        events of every move are made per command (and again by ``legal_actions`` for
-        Hermes' walks). The events made less often keep the generated one.
-        tests/test_events_codec.py holds each spelled-out one to its fields."""
         object.__setattr__(self, "faction", faction)
         object.__setattr__(self, "units", units)
         object.__setattr__(self, "origin", origin)
@@ -158,16 +167,22 @@ class UnitsMoved(Event):
 
 @dataclass(frozen=True, slots=True)
 class LiturgyPerformed(Event):
+    """``faction`` performs the Liturgy (rulebook "Liturgy"); its Energy and Honor follow."""
+
     faction: Faction
 
 
 @dataclass(frozen=True, slots=True)
 class Passed(Event):
+    """The Olympians pass their turn (R3)."""
+
     faction: Faction
 
 
 @dataclass(frozen=True, slots=True)
 class ThunderboltThrown(Event):
+    """The Olympian leader ``thrower`` strikes ``region`` (R10); its victim is chosen next."""
+
     faction: Faction
     thrower: str
     region: int
@@ -175,6 +190,8 @@ class ThunderboltThrown(Event):
 
 @dataclass(frozen=True, slots=True)
 class UnitRecalled(Event):
+    """The Chthonian ``leader`` recalls ``unit`` to Tartarus under a fresh ``token`` (R10, D16)."""
+
     faction: Faction
     leader: str
     unit: str
@@ -192,6 +209,9 @@ class LeaderSucceeded(Event):
 
 @dataclass(frozen=True, slots=True)
 class CombatStarted(Event):
+    """A move ended where enemies stand (R8): a combat in ``region``; ``origin`` is where the
+    attacker came from, None after a flight (R9)."""
+
     region: int
     attacker: Faction
     origin: int | None
@@ -199,6 +219,9 @@ class CombatStarted(Event):
 
 @dataclass(frozen=True, slots=True)
 class CombatCommitted(Event):
+    """``faction``'s sealed commitment for ``round`` (R8): seen by the enemy once the round
+    is resolved, or before where the rules let it see (Athena, Open Combat: D12)."""
+
     faction: Faction
     round: int
     maneuver: Maneuver
@@ -214,6 +237,9 @@ class CommitmentWithdrawn(Event):
 
 @dataclass(frozen=True, slots=True)
 class CombatRoundResolved(Event):
+    """Both commitments revealed and the round fought (R8): each side's maneuver, Energy
+    and power, and the winner."""
+
     round: int
     olympian_maneuver: Maneuver
     olympian_energy: int
@@ -222,8 +248,8 @@ class CombatRoundResolved(Event):
     olympian_power: int
     chthonian_power: int
     winner: Faction | None  # None when nobody fought (a retreat); in _UNIONS
-    # Each side's power term by term (combat.Strength.to_dict), keyed by side; None in games
-    # recorded before it was added. Public: every term is about revealed units (R8).
+    # Each side's power term by term (combat.Strength.to_dict), keyed by side; None in stored
+    # games whose events lack it. Public: every term is about revealed units (R8).
     breakdown: dict[str, Any] | None = None
 
 
@@ -236,12 +262,18 @@ class ChoicePending(Event):
 
 @dataclass(frozen=True, slots=True)
 class UnitEliminated(Event):
+    """``unit`` leaves the board (R8, R10); ``cause``: ``remove``, ``struck``,
+    ``all_out_attack``, ``cronus``, ``demeter`` or ``thanatos``."""
+
     unit: str
     cause: str
 
 
 @dataclass(frozen=True, slots=True)
 class UnitsRetreated(Event):
+    """``faction``'s units in the combat leave it for ``destination`` (R9), or the Erinyes
+    go back after a sneak attack (D7)."""
+
     faction: Faction
     units: tuple[str, ...]
     destination: int
@@ -249,16 +281,22 @@ class UnitsRetreated(Event):
 
 @dataclass(frozen=True, slots=True)
 class StayedInCombat(Event):
+    """``faction`` stays in the combat where it could leave (R8)."""
+
     faction: Faction
 
 
 @dataclass(frozen=True, slots=True)
 class CombatRoundStarted(Event):
+    """Both sides still stand in the combat's region: round ``round`` follows (R8)."""
+
     round: int
 
 
 @dataclass(frozen=True, slots=True)
 class CombatEnded(Event):
+    """The combat in ``region`` is over: at most one side is left there."""
+
     region: int
 
 
@@ -272,12 +310,18 @@ class ClockSet(Event):
 
 @dataclass(frozen=True, slots=True)
 class DeadlineMissed(Event):
+    """``faction`` missed its deadline of ``kind`` (``move``, ``commit``, ``choice`` or
+    ``setup``); its fallback follows (R12, D15)."""
+
     faction: Faction
     kind: str
 
 
 @dataclass(frozen=True, slots=True)
 class GameEnded(Event):
+    """The game is decided (R11, D13): ``result`` is ``olympians``, ``chthonians`` or
+    ``draw``; ``reason`` says how."""
+
     result: str  # "olympians", "chthonians" or "draw"
     reason: str
 
@@ -337,7 +381,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 def _converter(hint: Any) -> Callable[[Any], Any] | None:
     """What turns a stored value of type ``hint`` back (None: nothing), a None aside
     (``from_dict`` keeps it). ``hint`` as the class says: ``tuple[str, ...]``, or ``tuple``
-    alone where mypyc compiled the class."""
+    alone where the class is compiled."""
     origin = typing.get_origin(hint)
     if isinstance(hint, type) and issubclass(hint, Enum):
         return hint
@@ -349,9 +393,9 @@ def _converter(hint: Any) -> Callable[[Any], Any] | None:
     return None
 
 
-# The fields of a union type that decoding converts: compiled by mypyc, a class's annotations
-# keep the class of a field's type (``Faction``, ``tuple``) but make a union ``type``. Checked
-# against the annotations where they still have their unions (not compiled), below.
+# The fields of a union type that decoding converts: compiled, a class's annotations keep the
+# class of a field's type (``Faction``, ``tuple``) but make a union ``type``. Checked against
+# the annotations where they keep their unions (interpreted), below.
 _UNIONS: dict[tuple[type[Event], str], Any] = {(CombatRoundResolved, "winner"): Faction | None}
 
 

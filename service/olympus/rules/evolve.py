@@ -201,12 +201,14 @@ assert set(_HANDLERS) == set(ev.EVENT_TYPES.values()), "every event type needs a
 
 
 def evolve(state: GameState, event: ev.Event) -> GameState:
+    """The state after ``event``: its facts applied, no rule judged (``decide`` did)."""
     changes = _HANDLERS[type(event)](state, event)
     changes["version"] = state.version + 1
     return state.evolved(changes)
 
 
 def replay(events: Iterable[ev.Event], state: GameState | None = None) -> GameState:
+    """``events`` folded in order, from ``state`` or from the empty state before a game."""
     state = GameState() if state is None else state
     for event in events:
         state = evolve(state, event)

@@ -75,8 +75,12 @@ class MoveHonor:
         self._adjusters = adjusters
 
     def of(self, move: MoveContext) -> tuple[int, str]:
-        """(delta, reason) of ``move`` by these units: reason ``move`` or ``attack``, delta
-        negative for a penalty."""
+        """(delta, reason) of ``move`` by these units (R4): reason ``move`` or ``attack``,
+        delta negative for a penalty. Without enemies there: forward, the group penalty
+        (n − 1); backward or sideways, 2 (3 for a group of 4). An attack of a attackers on d
+        defenders: +2·(d − a) or −2·(a − d); same-sized, 0 forward (sideways, or into one's
+        own base, counts as forward), 1 backward, or +1 whatever the way in Open Combat (D6).
+        Penalties after the movers' powers (Apollo, Dionysus)."""
         n = len(move.units)
         defenders = self._enemies[move.destination]
         way = self._ways[move.destination]

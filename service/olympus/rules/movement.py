@@ -1,4 +1,11 @@
-"""Moves (R3, R5, R6): what may go where, at what cost in Energy and Honor."""
+"""Moves (R3, R5, R6): what may go where, at what cost in Energy and Honor (R4: ``honor.py``).
+
+One judgment of a move for ``decide`` and ``legal_actions`` alike: ``Movers.verdict``. A move
+that breaks a rule is refused with the first one it breaks, as ``IllegalCommand`` codes:
+``duplicate_units``, ``unknown_unit``, ``not_your_unit``, ``unit_not_on_board``,
+``units_not_together``, ``cannot_reveal``, ``same_region``, ``no_power_to_use``,
+``cannot_fly``, ``not_adjacent``, ``stack_limit`` (R6), ``styx_energy`` (R5).
+"""
 
 from __future__ import annotations
 
@@ -23,7 +30,7 @@ _ALONE: Final[dict[str, frozenset[str]]] = {name: frozenset((name,)) for name in
 def revealed(reveal: Sequence[str]) -> frozenset[str]:
     """The units a move reveals for their power, as a set (``MoveContext.reveal``). The sets of
     no unit and of one unit are made once: a listing asks for one per candidate that reveals
-    someone, and making it each time was 3 % of a turn's listing."""
+    someone."""
     if not reveal:
         return NOBODY
     if len(reveal) == 1:
@@ -34,8 +41,8 @@ def revealed(reveal: Sequence[str]) -> frozenset[str]:
 @mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
 class Refusal:
     """The first rule a judged move breaks (``Movers.verdict``): what its ``IllegalCommand``
-    will say. ``legal_actions`` refuses many candidate moves and reads none of their refusals,
-    and an exception costs more to make than this."""
+    will say. ``legal_actions`` refuses many candidate moves and reads none of their refusals:
+    this is cheaper to make than an exception."""
 
     __slots__ = ("code", "sentence")
 
@@ -46,9 +53,10 @@ class Refusal:
 
 @mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
 class MovePlan:
-    """A legal move with everything it costs; ``decide`` turns it into events. (A plain class
-    with slots, read-only by convention, like ``MoveContext``: ``legal_actions`` makes one per
-    candidate move.)"""
+    """A legal move with what it costs: ``honor`` the Honor change (R4, negative: a loss) and
+    its ``honor_reason`` (``move`` or ``attack``), ``energy`` the Energy paid to cross the Styx
+    (R5), ``reveal`` the units revealed for it (R3); ``decide`` turns it into events. (A plain
+    class with slots, read-only by convention, like ``MoveContext``.)"""
 
     __slots__ = ("energy", "honor", "honor_reason", "move", "reveal")
 
@@ -68,7 +76,9 @@ class MovePlan:
 
 
 def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str, ...]:
-    """Check that ``units`` are distinct units of ``faction`` on the board; R1-ordered."""
+    """``units`` in R1 order, once checked to be distinct units of ``faction`` on the board:
+    else ``IllegalCommand`` ``duplicate_units``, ``unknown_unit``, ``not_your_unit`` or
+    ``unit_not_on_board``."""
     several = len(units) > 1  # most groups are one unit: nothing to compare or sort
     if several and len(set(units)) != len(units):
         raise IllegalCommand("duplicate_units", "A unit was named more than once.")
@@ -86,7 +96,8 @@ def own_units(state: GameState, faction: Faction, units: list[str]) -> tuple[str
 def check_reveals(
     state: GameState, faction: Faction, units: list[str], useful: Callable[[Power], bool]
 ) -> tuple[str, ...]:
-    """Units to reveal for their power (R3): own, on the board, hidden, and of use here."""
+    """Units to reveal for their power (R3), R1-ordered: own, on the board (``own_units``),
+    hidden and of use here (``useful``), else ``IllegalCommand`` ``cannot_reveal``."""
     revealing = own_units(state, faction, units)
     for unit in revealing:
         if unit in state.revealed:
@@ -97,9 +108,8 @@ def check_reveals(
     return revealing
 
 
-# One per group: out of the collector (MoveContext: why), and from the instance freed last,
-# as are its ``MoveHonor`` and the listing's ``_Group``: a group's are made while the group
-# before is still held, so the free list keeps the group's before that.
+# One per group, as are its ``MoveHonor`` and the listing's ``_Group``: compiled, made outside
+# the cyclic collector and from a free list of one (``MoveContext``; docs/performance.md).
 @mypyc_attr(acyclic=True, free_list_len=1)
 class Movers:
     """A group about to move: own units on the board standing together (R1-ordered, from
@@ -127,7 +137,8 @@ class Movers:
 
     @staticmethod
     def of(state: GameState, faction: Faction, units: Sequence[str]) -> Movers:
-        """The group of a command's ``units``, or ``IllegalCommand`` if they are not one."""
+        """The group of a command's ``units``; raises ``IllegalCommand`` as ``own_units`` does,
+    or ``units_not_together`` if they stand in several regions."""
         movers = own_units(state, faction, list(units))
         origins = {state.positions[u] for u in movers}
         if len(origins) != 1:
@@ -164,9 +175,9 @@ class Movers:
         )
 
     def judge(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan:
-        """Judge ``move`` (one of ``self.move``); ``reveal`` is the list of units to reveal as
-        the command gives it (``move.reveal`` is its set). Raises ``IllegalCommand`` with the
-        first rule it breaks."""
+        """The plan of ``move`` (one of ``self.move``); ``reveal`` is the list of units to
+        reveal as the command gives it (``move.reveal`` is its set). Raises ``IllegalCommand``
+        with the first rule it breaks (the module's codes)."""
         plan = self.verdict(move, reveal)
         if isinstance(plan, Refusal):
             raise IllegalCommand(plan.code, plan.sentence)
@@ -174,8 +185,8 @@ class Movers:
 
     def verdict(self, move: MoveContext, reveal: Sequence[str] = ()) -> MovePlan | Refusal:
         """``judge``, with the first rule the move breaks returned rather than raised:
-        ``legal_actions`` judges every candidate move, and raising costs more than judging.
-        (A unit to reveal that may not be revealed still raises: candidates never ask that.)"""
+        ``legal_actions`` judges every candidate move. (A unit to reveal that may not be
+        revealed still raises: candidates never ask that.)"""
         state, movers, destination = self.state, self.units, move.destination
         if destination == self.origin:
             return Refusal("same_region", "The units are already there.")
@@ -210,7 +221,8 @@ class Movers:
         return check_reveals(state, self.faction, list(reveal), useful)
 
     def _styx_cost(self, move: MoveContext) -> int:
-        """R5: 2 Energy per crossing move, unless a flight or a power makes it free."""
+        """R5: 2 Energy per crossing move, unless a flight or a power makes it free (Charon).
+        Poseidon's +2 Energy comes after the move: the 2 must be there before (D20)."""
         if move.flight or not self._crossings[move.destination]:
             return 0
         for power in self._ferrymen(move.reveal):
@@ -242,7 +254,7 @@ def plan_move(
     reveal: Sequence[str] = (),
     use_power: bool = False,
 ) -> MovePlan:
-    """Judge a move as a command gives it; raise ``IllegalCommand`` with the first rule it
-    breaks."""
+    """The plan of a move as a command gives it; raises ``IllegalCommand`` with the first rule
+    it breaks (the module's codes)."""
     movers = Movers.of(state, faction, units)
     return movers.judge(movers.move(destination, fly, revealed(reveal), use_power), reveal)

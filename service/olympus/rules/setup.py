@@ -18,7 +18,8 @@ CHALLENGE_RANGE: Final = range(-5, 6)
 
 
 def create(options: Options, token_seed: int = 0) -> list[ev.Event]:
-    """The first event of every game; the service draws ``token_seed`` at random (R7)."""
+    """The first event of every game; the service draws ``token_seed`` at random (R7, D2).
+    Raises ``IllegalCommand`` ``bad_challenge`` for a Challenge beyond −5…+5 (R2)."""
     if options.chthonian_honor not in CHALLENGE_RANGE:
         raise IllegalCommand("bad_challenge", "The Challenge adjustment must be from -5 to +5.")
     return [
@@ -72,6 +73,9 @@ def setup_options(state: GameState, faction: Faction) -> SetupRules | None:
 
 
 def check_placements(faction: Faction, placements: dict[str, int]) -> None:
+    """Raise ``IllegalCommand`` unless ``placements`` is a setup ``faction`` may submit (R2):
+    ``unknown_unit``, ``not_your_unit``, ``setup_count``, ``leader_missing``,
+    ``outside_realm``, ``region_taken``."""
     rules = setup_rules(faction)
     for unit in placements:
         if unit not in BY_NAME:
@@ -119,6 +123,8 @@ def _check_may_submit(state: GameState, faction: Faction) -> None:
 
 
 def submit(d: Decision, faction: Faction, placements: dict[str, int]) -> None:
+    """A side's sealed setup (R2); play begins once both are in. Raises ``IllegalCommand``
+    ``wrong_phase``, ``random_setup``, ``already_submitted``, or ``check_placements``'s."""
     _check_may_submit(d.state, faction)
     check_placements(faction, placements)
     d.emit(ev.SetupSubmitted(faction=faction, placements=dict(placements)))
@@ -127,6 +133,8 @@ def submit(d: Decision, faction: Faction, placements: dict[str, int]) -> None:
 
 
 def draw_random(d: Decision, seed: int) -> None:
+    """Random Setup (R2) for both sides from ``seed``; play begins. Raises ``IllegalCommand``
+    ``wrong_phase`` or ``not_random_setup``."""
     _check_setup_phase(d.state)
     if not d.state.options.random_setup:
         raise IllegalCommand("not_random_setup", "This game does not use Random Setup.")

@@ -15,6 +15,8 @@ from .characters import BY_NAME, CHARACTERS, ORDER, ROSTER, Faction
 
 
 class Phase(StrEnum):
+    """Where a game is: its setup (R2), a turn (R3), a combat (R8), or over (R11)."""
+
     SETUP = "setup"
     TURN = "turn"
     COMBAT = "combat"
@@ -22,6 +24,8 @@ class Phase(StrEnum):
 
 
 class Maneuver(StrEnum):
+    """A combat maneuver (R8; rulebook "Standard Maneuver" to "All-out Defense")."""
+
     STANDARD = "standard"
     RETREAT = "retreat"
     CHASE = "chase"
@@ -33,7 +37,7 @@ MANEUVERS: Final[tuple[Maneuver, ...]] = tuple(Maneuver)  # in order; see ``FACT
 
 
 class StepKind(StrEnum):
-    """What a combat round still has to settle after its resolution (R8)."""
+    """What a combat round still has to settle after its resolution (R8, R9, R10)."""
 
     REMOVE = "remove"  # the side removes one of its units, of its choice
     RETREAT = "retreat"  # the side leaves to a region of its choice (R9)
@@ -45,9 +49,9 @@ class StepKind(StrEnum):
 
 
 class Value:
-    """Base of the state's frozen dataclasses: pickled as the arguments of their constructor.
-    (Compiled by mypyc, a frozen dataclass cannot be unpickled field by field: its fields
-    refuse assignment. Pickling is for tests and worker processes, never for the store.)"""
+    """Base of the state's frozen dataclasses: pickled as the arguments of their constructor
+    (compiled, their fields refuse the assignments of unpickling field by field). Pickling is
+    for tests and worker processes, never for the store (``snapshot.py``)."""
 
     __slots__ = ()
 
@@ -77,12 +81,17 @@ class Step(Value):
 
 @dataclass(frozen=True, slots=True)
 class Commitment(Value):
+    """A side's sealed choice for a combat round (R8): a maneuver and the Energy committed."""
+
     maneuver: Maneuver
     energy: int
 
 
 @dataclass(frozen=True, slots=True)
 class Combat(Value):
+    """The combat going on (R8): its region, the original attacker (who wins ties), where the
+    attacker came from (R9), the round, and the commitments made in it so far."""
+
     region: int
     attacker: Faction
     origin: int | None  # None after a flight (R9: any adjacent region)
@@ -233,10 +242,12 @@ class GameState(Value):
     argument) or copied by ``dataclasses.replace``, and the snapshot codec leaves it out
     (``FACTS``). ``evolved`` carries a built one to the next state while the positions stay,
     and through a move or a retreat (``Occupancy.moved``): the states a command's events lead
-    through, from a listed state to the next one listed. Until it is built, ``units_in`` and
+    through, from a listed state to the next one listed. Without it, ``units_in`` and
     ``units_of`` scan the roster and ``count_in`` and ``occupied`` the positions, which is
     cheaper for the states that are asked only a question or two (replay never builds one).
-    A plain frozen dataclass, so that mypyc compiles it to a native class.
+
+    ``__init__`` is spelled out with ``object.__setattr__``, as the events made every command
+    are (events.py: why): a state is made per event.
     """
 
     options: Options = Options()
@@ -292,10 +303,8 @@ class GameState(Value):
         result: str | None = None,
         version: int = 0,
     ) -> None:
-        """The dataclass's own ``__init__``, spelled out: mypyc compiles each
-        ``object.__setattr__`` of it to a store into the slot (6× faster than the generated
-        one, which stays interpreted), and a state is made per event. None stands for an
-        empty dict, as the fields' default factories do."""
+        """The dataclass's ``__init__``; None stands for an empty dict, as the fields' default
+        factories do."""
         object.__setattr__(self, "options", options)
         object.__setattr__(self, "phase", phase)
         object.__setattr__(self, "turn", turn)
@@ -330,13 +339,11 @@ class GameState(Value):
         return occupancy
 
     def evolved(self, changes: dict[str, Any]) -> GameState:
-        """A copy with ``changes`` (field name → new value): ``dataclasses.replace`` without
-        its overhead, because every event makes one (replay speed). A copy of every field,
-        which mypyc compiles to direct slot reads, then the few an event changes set by name
-        (a name that is no field raises; a value is set as given, a None not read as an empty
-        dict as ``__init__`` reads it). A built index goes along while the positions stay;
-        with new positions, the index given with them (``changes["_occupancy"]``:
-        ``index_after_move``), or none."""
+        """A copy with ``changes`` (field name → new value), as ``dataclasses.replace`` makes
+        it but cheaper: every event makes one (``evolve``). A name that is no field raises; a
+        value is set as given (a None is not read as an empty dict, as ``__init__`` reads it).
+        A built index goes along while the positions stay; with new positions, the index given
+        with them (``changes["_occupancy"]``: ``index_after_move``), or none."""
         state = GameState(
             self.options,
             self.phase,

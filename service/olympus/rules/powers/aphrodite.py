@@ -1,6 +1,6 @@
 """Aphrodite (R8): in a combat, enemy males −3 (never below 0) and male comrades +2 each;
-revealed next to a combat, +2 to each male Olympian in it, and revealing her there lets the
-Chthonians commit again (combat.commit)."""
+revealed next to a combat (already, or with a commitment), +2 to each male Olympian in it
+(D11), and revealing her there lets the Chthonians commit again (combat.commit)."""
 
 from __future__ import annotations
 

@@ -31,8 +31,7 @@ class Action:
     ``reveal`` the units revealed by this very action.
 
     Like ``MoveContext``, a plain class with slots, read-only by convention: the cheapest object
-    to make, interpreted or compiled (a frozen dataclass costs 3-5×, a NamedTuple 2-3× under
-    mypyc), and ``legal_actions`` makes one per candidate move.
+    to make, and ``legal_actions`` makes one per candidate move.
     """
 
     __slots__ = ("faction", "kind", "reveal", "units")
@@ -57,11 +56,9 @@ class Action:
 class MoveContext:
     """A move being judged: who goes where, how, and who is revealed for it (read-only).
 
-    Compiled, made and freed once per candidate move (``legal_actions``), so made cheaply:
-    outside the cyclic garbage collector (``acyclic``: it holds immutable values only, so it
-    is never part of a reference cycle), and from the instance freed last (``free_list_len``:
-    each candidate's is freed before the next one's is made). Interpreted, the decorator does
-    nothing."""
+    Made and freed once per candidate move (``legal_actions``): compiled, outside the cyclic
+    collector (it holds immutable values only) and from a free list of one, each candidate's
+    freed before the next one's is made (docs/performance.md)."""
 
     __slots__ = ("destination", "faction", "flight", "origin", "reveal", "units", "use_power")
 
@@ -101,10 +98,9 @@ def alone(state: GameState, unit: str) -> bool:
 
 
 class Power:
-    """A character's power. ``unit`` is the character's name; its module sets it. An attribute
-    of the instance (each character has one, ``register``), not of the class: compiled, the
-    instance's is read at an offset, the class's looked up by name, and the listing of moves
-    asks fliers and ferrymen their ``unit`` for every candidate."""
+    """A character's power. ``unit`` is the character's name; its module sets it. (An
+    attribute of the instance, each character having one, ``register``: compiled, read at an
+    offset, where a class attribute is looked up by name.)"""
 
     unit: str = ""
     # Nominal-strength adjustments apply in this order (Hypnos before Aphrodite, R8).

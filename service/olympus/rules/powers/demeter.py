@@ -21,7 +21,7 @@ class Demeter(Power):
     unit = "Demeter"
 
     def uses_power_on_move(self, state: GameState, move: MoveContext) -> bool:
-        """She ends her move alone in an empty region of the Underworld."""
+        """She ends her move alone in an empty region of the Underworld (D9)."""
         return (
             move.alone(self.unit)
             and BOARD.realm(move.destination) is Realm.UNDERWORLD

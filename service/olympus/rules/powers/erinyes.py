@@ -1,7 +1,7 @@
 """The Erinyes: alone they may not Retreat or All-out Defend (R8); attacking alone, not across
-the Styx, they may make a sneak attack: 2 Energy and 1 Honor, and one Olympian of the
-defenders' choice dies, with no combat; with Hephaestus there it is wasted and a combat follows.
-Using the power reveals them (R3, R7).
+the Styx, they may make a sneak attack: 2 Energy and 1 Honor, on top of the move's Honor (D19),
+and one Olympian of the defenders' choice dies, with no combat; with Hephaestus there it is
+wasted and a combat follows. Using the power reveals them (R3, R7).
 
 Our ruling where the rules are silent (D7): if Olympians remain after the sneak attack, the Erinyes
 go back to the region they came from, so that no region holds both sides outside a combat."""

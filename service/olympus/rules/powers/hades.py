@@ -11,7 +11,8 @@ from ..characters import BY_NAME, Faction
 from ..decide import POWER_COMMANDS
 from ..decision import Decision
 from ..errors import IllegalCommand
-from ..legal import POWER_ACTIONS, LegalAction
+from ..legal import POWER_ACTIONS
+from ..listing import LegalAction
 from ..movement import STACK_LIMIT
 from ..state import GameState
 from ..turns import end_turn
@@ -40,7 +41,8 @@ def recallable(state: GameState) -> list[str]:
 
 
 def recall(d: Decision, side: Faction, c: cmd.Recall) -> None:
-    """Instead of moving: 10 Energy, one eliminated unit returns to Tartarus (R10)."""
+    """Instead of moving: 10 Energy, one eliminated unit returns to Tartarus under a fresh
+    token (R10, D16). Raises ``IllegalCommand`` ``no_recall`` or ``cannot_recall``."""
     state = d.state
     leader = state.leader(side) if side is Faction.CHTHONIANS else None
     if leader is None:
@@ -60,6 +62,7 @@ def recall(d: Decision, side: Faction, c: cmd.Recall) -> None:
 
 
 def recall_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    """The recalls the Chthonian leader may make now, with their cost (R10)."""
     if side is not Faction.CHTHONIANS:
         return []
     return [

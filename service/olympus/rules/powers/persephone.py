@@ -1,5 +1,5 @@
 """Persephone: fighting alone she may always retreat, to any adjacent region, even against a
-Chase (unless Hermes chases) and even as the attacker (R8, R9). Her succession to Hades is in
+Chase (unless Hermes chases) and even as the attacker (R8, R9, D8). Her succession to Hades is in
 hades.py, her meeting with Demeter in demeter.py; her reaching the Palace wins (R11)."""
 
 from __future__ import annotations

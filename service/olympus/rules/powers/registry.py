@@ -1,6 +1,6 @@
 """The registry of character powers and ``powers_of``, the question every rule asks of it.
 
-A module of its own (not the package's ``__init__``) so that mypyc compiles it: the rules ask
+A module of its own, not the package's ``__init__`` (which is not compiled): the rules ask
 ``powers_of`` for every candidate move.
 """
 
@@ -19,7 +19,7 @@ POWERS: Final[dict[str, Power]] = {}
 
 def register(cls: type[Power]) -> None:
     """Each character module calls this after its class: one instance per character. (A call,
-    not a class decorator: mypyc compiles only undecorated classes to native classes.)"""
+    not a class decorator: only undecorated classes compile to native classes.)"""
     power = cls()
     POWERS[power.unit] = power
     _POWERS_OF.clear()
@@ -32,11 +32,9 @@ def powers_of(units: Iterable[str], hook: str | None = None) -> tuple[Power, ...
     With ``hook`` (the name of a ``Power`` method), only the powers that override it: the
     others leave the rules as they are there, so a hot loop need not ask them.
 
-    Asked for every candidate move (legal_actions): the answers are remembered in plain dicts,
-    one per hook, keyed by the units (cheaper to ask than ``lru_cache`` or a (units, hook)
-    key). They stay small: the units asked about are one side's (12 characters), so there are
-    at most 2 × 2¹² sets per hook, and in play far fewer (groups of up to 4, a side's hidden or
-    revealed units).
+    Asked for every candidate move (legal_actions): the answers are remembered, one dict per
+    hook, keyed by the units. They stay small: the units asked about are one side's (12
+    characters), so there are at most 2 × 2¹² sets per hook, and in play far fewer.
     """
     group = units if isinstance(units, tuple) else tuple(units)
     known = _POWERS_OF.get(hook)
@@ -68,7 +66,7 @@ class GroupPowers:
     """What moving a group asks of its units' powers, whatever the state: who may fly, who
     adjusts its Honor penalties, who may use a power on the move, who may take further steps.
     ``legal_actions`` forms a few dozen groups per position, each asked all of these: one
-    lookup (``group_powers``) where each was a ``powers_of`` question of its own."""
+    lookup (``group_powers``) answers them."""
 
     __slots__ = ("flier", "honor_penalty", "takes_extra_steps", "uses_power_on_move")
 

@@ -13,7 +13,8 @@ from ..decide import POWER_COMMANDS
 from ..decision import Decision
 from ..errors import IllegalCommand
 from ..honor import penalty
-from ..legal import POWER_ACTIONS, LegalAction
+from ..legal import POWER_ACTIONS
+from ..listing import LegalAction
 from ..state import GameState, Step, StepKind
 from . import powers_of, register
 from .base import Action, Power
@@ -35,7 +36,9 @@ def thunderbolt_targets(state: GameState) -> list[int]:
 
 
 def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
-    """Instead of moving: 6 Energy and 1 Honor; the Chthonians choose the victim (R10)."""
+    """Instead of moving: 6 Energy and 1 Honor (after the powers); the Chthonians choose the
+    victim (R10, D17). Raises ``IllegalCommand`` ``no_thunderbolt``, ``not_enough_energy`` or
+    ``bad_target``."""
     state = d.state
     leader = state.leader(side) if side is Faction.OLYMPIANS else None
     if leader is None:
@@ -60,6 +63,7 @@ def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
 
 
 def thunderbolt_actions(state: GameState, side: Faction) -> list[LegalAction]:
+    """The thunderbolts the Olympian leader may throw now, with their costs (R10)."""
     leader = state.leader(side)
     if side is not Faction.OLYMPIANS or leader is None:
         return []
@@ -85,6 +89,7 @@ class Zeus(Power):
     unit = "Zeus"
 
     def on_eliminated(self, d: Decision, region: int, cause: str) -> None:
+        """Hera leads, if she is on the board; the succession is emitted either way (D18)."""
         successor = "Hera" if "Hera" in d.state.positions else None
         d.emit(ev.LeaderSucceeded(faction=Faction.OLYMPIANS, leader=successor))
 
