@@ -151,10 +151,16 @@ def next_step(d: Decision, units: Sequence[str], previous: MovePlan) -> Movers:
     return Movers.of(d.state, side, units)
 
 
+def liturgy_honor(state: GameState, side: Faction) -> int:
+    """The Honor ``side`` gives for a Liturgy's ``LITURGY_ENERGY`` Energy (rulebook
+    "Liturgy"): 1 if its stock of Energy is empty, else 2."""
+    return 1 if state.energy[side] == 0 else 2
+
+
 def _liturgy(d: Decision, side: Faction, c: cmd.Liturgy) -> None:
-    """The Liturgy (rulebook "Liturgy"): 6 Energy, for 1 Honor if the stock was empty, else 2;
-    then the game-end check and the end of the turn."""
-    points = 1 if d.state.energy[side] == 0 else 2
+    """The Liturgy (rulebook "Liturgy"): ``LITURGY_ENERGY`` Energy for ``liturgy_honor``
+    Honor; then the game-end check and the end of the turn."""
+    points = liturgy_honor(d.state, side)
     d.emit(ev.LiturgyPerformed(faction=side))
     d.emit(ev.EnergyChanged(side, LITURGY_ENERGY, "liturgy"))
     d.emit(ev.HonorChanged(side, -points, "liturgy"))

@@ -27,7 +27,15 @@ from . import commands as cmd
 from . import events as ev
 from .board import BOARD
 from .characters import CHARACTERS, Faction
-from .decide import begin_steps, make_move, may_pass, next_step, takes_extra_steps
+from .decide import (
+    LITURGY_ENERGY,
+    begin_steps,
+    liturgy_honor,
+    make_move,
+    may_pass,
+    next_step,
+    takes_extra_steps,
+)
 from .decision import Decision
 from .errors import IllegalCommand
 from .honor import penalty
@@ -305,10 +313,10 @@ def _choices(state: GameState, side: Faction) -> list[LegalAction]:
 
 
 def _instead_of_moving(state: GameState, side: Faction) -> list[LegalAction]:
-    """A turn's actions other than moves: the Liturgy (6 Energy for 1 Honor with an empty
-    stock, else 2: rulebook "Liturgy"), passing (R3), the leaders' powers (R10)."""
-    points = 1 if state.energy[side] == 0 else 2
-    actions = [LegalAction(cmd.Liturgy, side, -points, -6, {"type": "liturgy"})]
+    """A turn's actions other than moves: the Liturgy (``decide.liturgy_honor``), passing
+    (R3), the leaders' powers (R10)."""
+    points = liturgy_honor(state, side)
+    actions = [LegalAction(cmd.Liturgy, side, -points, -LITURGY_ENERGY, {"type": "liturgy"})]
     if may_pass(state, side):
         actions.append(LegalAction(cmd.Pass, side, 0, 0, {"type": "pass"}))
     for contribute in POWER_ACTIONS:
