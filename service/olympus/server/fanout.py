@@ -8,7 +8,8 @@ messages while a connection is down, so every (re)subscription confirmation also
 read; confirmed means Redis now publishes to us, so nothing appended after the read is missed.
 
 On a Redis Cluster the hints are sharded (``EventStore.sharded``): the rooms' channels are
-subscribed on their slots' masters instead (sharded_hints.py), with the same rule after a gap.
+subscribed on their slots' masters instead (sharded_hints.py), with the same rule after a gap;
+a gap there costs only the rooms of the master it touched.
 
 A control channel carries rare broadcasts between processes (token revocations): classic
 pub/sub on the one connection, which a cluster delivers to the subscribers of every node.
@@ -26,7 +27,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from redis.asyncio import Redis
@@ -46,6 +49,25 @@ from .sharded_hints import ShardedHints
 log = logging.getLogger("olympus.server.fanout")
 
 ControlHandler = Callable[[dict[str, Any]], None]
+# How long the classic connection may be down before the process is not ready (``readiness``):
+# it connects again within one backoff (0.05 s) when a node answers, on a cluster to the next
+# node when its own is lost, and its subscriptions are confirmed at once.
+CLASSIC_GRACE = 1.0
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What the process can serve (``/healthz``, http_api.py)."""
+
+    redis: str | None  # why no Redis node answered a PING; None: one did
+    classic: bool  # the classic connection (the control channel; on one Redis, every hint) is up
+    shards_down: list[str]  # masters (host:port) not answering, or whose rooms' hints are lost
+
+    @property
+    def ready(self) -> bool:
+        """Some Redis node answers, and the classic connection is up or moving (``classic`` is
+        false only once it has been down for ``CLASSIC_GRACE``)."""
+        return self.redis is None and self.classic
 
 
 class Fanout:
@@ -75,13 +97,44 @@ class Fanout:
             assert isinstance(redis, RedisCluster)
             self.shards = ShardedHints(redis, connect, self.channels, self._message, metrics)
         self._subscribed = False  # the classic connection
+        self._unsubscribed_at: float | None = None  # since when it is down (None: up)
         self._heard = False  # its Redis has answered on it
         self._task: asyncio.Task[None] | None = None
 
     @property
     def connected(self) -> bool:
-        """Every pub/sub connection is up (and subscribed): /healthz."""
+        """Every pub/sub connection is up (and subscribed)."""
         return self._subscribed and (self.shards is None or self.shards.connected)
+
+    async def readiness(self, timeout: float) -> Readiness:
+        """Ask every Redis master of the map (on one Redis: the one) for a PING, each within
+        ``timeout``, at once: the process can serve while one answers and its classic
+        connection is up. The masters that do not answer, and those whose rooms' hints this
+        process cannot hear now (sharded_hints.py), are the shards down: their rooms' commands
+        get ``unavailable`` meanwhile, the other rooms play on."""
+        since = self._unsubscribed_at
+        classic = since is None or time.monotonic() - since < CLASSIC_GRACE
+        redis = self.redis
+        if not isinstance(redis, RedisCluster):
+            try:
+                await asyncio.wait_for(redis.ping(), timeout)
+            except Exception as error:
+                return Readiness(repr(error), classic, [])
+            return Readiness(None, classic, [])
+        masters = redis.get_primaries()
+        replies = await asyncio.gather(
+            *(asyncio.wait_for(node.execute_command("PING"), timeout) for node in masters),
+            return_exceptions=True,
+        )
+        silent = {
+            node.name: repr(reply)
+            for node, reply in zip(masters, replies, strict=True)
+            if isinstance(reply, BaseException)
+        }
+        down = sorted(silent.keys() | set(() if self.shards is None else self.shards.down))
+        if len(silent) < len(masters):
+            return Readiness(None, classic, down)
+        return Readiness(next(iter(silent.values()), "no master known"), classic, down)
 
     @property
     def _classic_channels(self) -> list[bytes]:
@@ -145,12 +198,19 @@ class Fanout:
     async def _resubscribe(self) -> None:
         """A fresh connection (the old one and its subscriptions dropped), subscribed to every
         channel: their confirmations make the rooms read what a gap may have hidden."""
-        self._subscribed = self._heard = False
+        self._lost_classic()
+        self._heard = False
         await self.pubsub.connect()
         # The channels as they are once connected, written before anything else runs: a room
         # watched while the connection was being made is among them (``_change`` skipped it).
         self.pubsub.subscribe(*self._classic_channels)
         self._subscribed = True
+        self._unsubscribed_at = None
+
+    def _lost_classic(self) -> None:
+        self._subscribed = False
+        if self._unsubscribed_at is None:
+            self._unsubscribed_at = time.monotonic()
 
     async def _run(self) -> None:
         backoff = 0.05
@@ -164,7 +224,7 @@ class Fanout:
                 )
             except (RedisError, OSError) as failed:  # Redis refused or is away
                 error = failed
-            self._subscribed = False
+            self._lost_classic()
             self.metrics.pubsub_reconnects.inc()
             self._next_node()
             log.warning("pub/sub connection lost", extra={"error": repr(error)})

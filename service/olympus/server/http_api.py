@@ -5,7 +5,6 @@ Errors are ``{"code", "sentence"}`` with a fitting status, like the websocket's 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import json
 import logging
@@ -248,26 +247,39 @@ async def room_view(request: Request) -> Response:
 
 
 async def healthz(request: Request) -> Response:
-    """Healthy: Redis answers, and the pub/sub connection is up (else no fan-out in).
+    """Readiness: 200 while the process can serve games, 503 when it can serve none.
+
+    Ready: some Redis node answers a PING (on a cluster, one master of three is enough: the
+    rooms of the others play on) and the classic pub/sub connection is up (the control channel;
+    on one Redis, every room's hints), or has been down for less than ``CLASSIC_GRACE`` (it is
+    moving to another node). ``shards_down`` names the masters that do not answer and those
+    whose rooms' hints the process cannot hear now: their rooms' commands get ``unavailable``
+    until the cluster has promoted a replica, and a 503 for them would take every process out
+    of the balancer at once for a part of the rooms. ``status`` is ``ok`` with nothing down,
+    ``degraded`` while ready with something down, ``unavailable`` with the 503.
 
     Overload is reported, not failed: an overloaded process still serves its games, and a
     readiness that failed on load would take every busy process out of the balancer at once.
     """
     services = _services(request)
-    try:
-        await asyncio.wait_for(services.redis.ping(), timeout=2.0)
-    except Exception as error:
-        return JSONResponse({"status": "unavailable", "redis": repr(error)}, status_code=503)
-    body = {
-        "status": "ok" if services.fanout.connected else "unavailable",
+    fanout = services.fanout
+    readiness = await fanout.readiness(timeout=2.0)
+    ready = readiness.ready
+    whole = fanout.connected and not readiness.shards_down
+    body: dict[str, object] = {
+        "status": "unavailable" if not ready else "ok" if whole else "degraded",
         "pid": os.getpid(),  # which process answered (olympus serve --workers N)
-        "pubsub": services.fanout.connected,
+        "pubsub": fanout.connected,  # every subscription up: the classic one and the shards'
+        "classic": readiness.classic,
+        "shards_down": readiness.shards_down,
         "rooms": len(services.rooms),
         "connections": len(services.connections),
         "loop_lag_seconds": round(services.loop_lag.lag(), 3),
         "overloaded": services.overloaded,
     }
-    return JSONResponse(body, status_code=200 if services.fanout.connected else 503)
+    if readiness.redis is not None:
+        body["redis"] = readiness.redis
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
 async def metrics(request: Request) -> Response:
