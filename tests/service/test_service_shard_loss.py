@@ -58,9 +58,10 @@ BEFORE = 12
 # GAP_FACTOR times the slowest move before the kill (the command's own work, and the map of the
 # slots read again at each try). From the moment the nodes agree that the killed master failed
 # until its replica is promoted (an election Redis starts 0.5 to 1 s later, with LocalCluster's
-# ``cluster-node-timeout 1000``), some slots have no master, and with
-# ``cluster-require-full-coverage yes`` (Redis's default) every node refuses every keyed
-# command (CLUSTERDOWN), those of the other shards too: no client can shorten that.
+# ``cluster-node-timeout 1000``), some slots have no master; with Redis's default
+# ``cluster-require-full-coverage yes`` every node would refuse every keyed command
+# (CLUSTERDOWN), those of the other shards too. LocalCluster, like the deployments, says ``no``,
+# and the pause measured is then nil: the bound is the slowest move before the kill, scaled.
 GAP_FACTOR = 5.0
 STORE_RETRY = 0.25  # store/cluster_calls.py: the pause before a call refused CLUSTERDOWN again
 RESEND = 0.1  # process_harness.Player: the pause before a command refused unavailable again

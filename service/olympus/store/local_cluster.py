@@ -78,6 +78,8 @@ class Node:
                     "cluster-enabled yes",
                     "cluster-config-file nodes.conf",
                     "cluster-node-timeout 1000",
+                    # the other masters serve their slots while one shard fails over
+                    "cluster-require-full-coverage no",
                     "cluster-replica-validity-factor 0",
                     "repl-diskless-sync-delay 0",  # replicas in sync at once, not after 5 s
                     f"dir {self.directory}",
