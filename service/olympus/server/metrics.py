@@ -1,141 +1,214 @@
-"""A tiny Prometheus registry (text exposition format 0.0.4), so /metrics needs no dependency.
+"""The service's Prometheus metrics, kept by prometheus-client, and their text exposition.
 
-Counters and histograms carry labels; gauges are read from a callback at scrape time, so they
-can never drift from the thing they count. Everything runs on one event loop: no locks.
+Counters and histograms are counted where things happen. Gauges are read from a callback at
+the thing they count (``Gauge``): each exposition first sets them from it, so they do not
+drift from what they count.
+
+One process (``olympus serve --workers 1``, the tests' servers): each ``ServiceMetrics`` keeps
+its values in memory, in a registry of its own.
+
+Several processes (``olympus serve --workers N``): the supervisor starts its workers with a
+fresh directory in ``PROMETHEUS_MULTIPROC_DIR`` (workers.py), so prometheus-client keeps each
+worker's values in files of its own there (mmap), and the exposition of any worker merges the
+files of all of them (``MultiProcessCollector``): one ``/metrics`` whichever worker the kernel
+hands the scrape to. Counters and histograms add up over every worker that has run since the
+supervisor started, the dead included, so a total never goes back when a worker restarts. A
+gauge merges over the live workers as its ``Mode`` says; each worker writes its gauges every
+``REFRESH_SECONDS`` (services.py) and before each of its own expositions, so the other workers'
+are at most that old; the supervisor deletes a dead worker's (``mark_process_dead``). A process
+started with ``PROMETHEUS_MULTIPROC_DIR`` keeps its metrics there, one ``ServiceMetrics`` per
+process: two would count into the same values.
 """
 
 from __future__ import annotations
 
-import bisect
+import math
+import os
 from collections.abc import Callable, Iterable
-from typing import TypeVar
+from typing import Literal, TypeVar
+
+import prometheus_client
+from prometheus_client import CollectorRegistry
+from prometheus_client.metrics import MetricWrapperBase
+from prometheus_client.metrics_core import Metric as Family
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.samples import Sample
 
 LabelValues = tuple[str, ...]
-Read = Callable[[], dict[LabelValues, float]]  # a gauge's values, read at scrape time
+Read = Callable[[], dict[LabelValues, float]]  # a gauge's values, read when it is set
+# How a gauge merges over the live workers: their sum, their largest value, their smallest.
+Mode = Literal["livesum", "livemax", "livemin"]
 M = TypeVar("M", bound="Metric")
 
+SHARED_DIRECTORY = "PROMETHEUS_MULTIPROC_DIR"  # prometheus-client's, read when it is imported
+REFRESH_SECONDS = 1.0  # how often a worker writes its gauges where the others read them
 DEFAULT_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5)
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+def shared_directory() -> str | None:
+    """Where the processes of one deployment share their metrics (``PROMETHEUS_MULTIPROC_DIR``,
+    set before the process started), or None: the process keeps its own."""
+    return os.environ.get(SHARED_DIRECTORY) or None
+
+
+class Metric:
+    """One metric family: the prometheus-client object that keeps it."""
+
+    def __init__(self, kept: MetricWrapperBase) -> None:
+        self.kept = kept
+
+
+class Counter(Metric):
+    """A counter, by label values (``inc("ok")``)."""
+
+    def __init__(self, name: str, help: str, labels: tuple[str, ...] = ()) -> None:
+        counter = prometheus_client.Counter(name, help, labels, registry=None)
+        super().__init__(counter)
+        self._counter = counter
+        self.label_names = labels
+        # The children by label values: prometheus-client's ``labels()`` costs a few µs a call.
+        self._children: dict[LabelValues, prometheus_client.Counter] = {}
+        if not labels:
+            self._children[()] = counter
+
+    def inc(self, *labels: str, amount: float = 1.0) -> None:
+        child = self._children.get(labels)
+        if child is None:
+            child = self._children[labels] = self._counter.labels(*labels)
+        child.inc(amount)
+
+    def get(self, *labels: str) -> float:
+        """This process's count for ``labels`` (0 if none)."""
+        wanted = dict(zip(self.label_names, labels, strict=True))
+        for family in self._counter.collect():
+            for sample in family.samples:
+                if sample.name.endswith("_total") and sample.labels == wanted:
+                    return sample.value
+        return 0.0
+
+
+class Histogram(Metric):
+    """A histogram without labels, over ``buckets`` (upper bounds; ``+Inf`` is added)."""
+
+    def __init__(self, name: str, help: str, buckets: tuple[float, ...] = DEFAULT_BUCKETS):
+        histogram = prometheus_client.Histogram(name, help, registry=None, buckets=buckets)
+        super().__init__(histogram)
+        self._histogram = histogram
+
+    def observe(self, value: float) -> None:
+        self._histogram.observe(value)
+
+
+class Gauge(Metric):
+    """A gauge whose values ``read`` gives, by label values, set from it by ``refresh``. Label
+    values it no longer gives are set to 0 (a worker's series cannot be removed from the
+    shared files)."""
+
+    def __init__(
+        self, name: str, help: str, read: Read, labels: tuple[str, ...] = (), mode: Mode = "livesum"
+    ) -> None:
+        gauge = prometheus_client.Gauge(name, help, labels, registry=None, multiprocess_mode=mode)
+        super().__init__(gauge)
+        self._gauge = gauge
+        self.read = read
+        self._children: dict[LabelValues, prometheus_client.Gauge] = {}
+
+    def refresh(self) -> None:
+        values = self.read()
+        for labels, child in self._children.items():
+            if labels not in values:
+                child.set(0.0)
+        for labels, value in values.items():
+            if labels not in self._children:
+                self._children[labels] = self._gauge.labels(*labels) if labels else self._gauge
+            self._children[labels].set(value)
+
+
+class Registry:
+    """The metrics of one exposition: those added here (``directory`` None), or every
+    process's that keeps its metrics in ``directory``."""
+
+    def __init__(self, directory: str | None = None) -> None:
+        self.directory = directory
+        self._kept = CollectorRegistry()
+        self._gauges: list[Gauge] = []
+        if directory is not None:
+            MultiProcessCollector(self._kept, directory)  # type: ignore[no-untyped-call]
+
+    def add(self, metric: M) -> M:
+        if isinstance(metric, Gauge):
+            self._gauges.append(metric)
+        if self.directory is None:  # (else its values are in the directory already)
+            self._kept.register(metric.kept)
+        return metric
+
+    def refresh(self) -> None:
+        """Set the gauges from their callbacks."""
+        for gauge in self._gauges:
+            gauge.refresh()
+
+    def render(self) -> str:
+        self.refresh()
+        return exposition(self._kept.collect())
+
+
+def exposition(families: Iterable[Family]) -> str:
+    """Prometheus's text format 0.0.4, families by name, each one's series in order. Written
+    here rather than by prometheus-client's ``generate_latest``: integral values and bounds as
+    integers (``… 2``, not ``… 2.0``), and without the ``_created`` series of counters and
+    histograms."""
+    lines = []
+    for family in sorted(families, key=lambda f: f.name):
+        name = family.name + "_total" if family.type == "counter" else family.name
+        lines.append(f"# HELP {name} {_escape_help(family.documentation)}")
+        lines.append(f"# TYPE {name} {family.type}")
+        samples = [s for s in family.samples if not s.name.endswith("_created")]
+        for sample in sorted(samples, key=_order):
+            lines.append(f"{sample.name}{_labels(sample.labels)} {_number(sample.value)}")
+    return "".join(line + "\n" for line in lines)
+
+
+# A histogram's series: its buckets (by bound), then its sum, then its count.
+_RANKS = (("_bucket", 0), ("_sum", 1), ("_count", 2))
+
+
+def _order(sample: Sample) -> tuple[tuple[tuple[str, str], ...], int, float]:
+    series = tuple(sorted((k, v) for k, v in sample.labels.items() if k != "le"))
+    rank = next((r for suffix, r in _RANKS if sample.name.endswith(suffix)), 0)
+    return series, rank, float(sample.labels.get("le", "0"))
 
 
 def _escape(value: str) -> str:
     return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
 
 
-def _labels(names: Iterable[str], values: Iterable[str], extra: str = "") -> str:
-    parts = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True)]
-    if extra:
-        parts.append(extra)
-    return "{" + ",".join(parts) + "}" if parts else ""
+def _escape_help(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n")
+
+
+def _labels(labels: dict[str, str]) -> str:
+    """``{name="value",…}``; a bucket's bound as the other values (``le="1"``, not ``"1.0"``)."""
+    if not labels:
+        return ""
+    parts = [f'{k}="{_number(float(v)) if k == "le" else _escape(v)}"' for k, v in labels.items()]
+    return "{" + ",".join(parts) + "}"
 
 
 def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-class Metric:
-    kind = ""
-
-    def __init__(self, name: str, help: str, labels: tuple[str, ...] = ()) -> None:
-        self.name = name
-        self.help = help
-        self.label_names = labels
-
-    def samples(self) -> list[str]:
-        raise NotImplementedError
-
-    def render(self) -> str:
-        head = f"# HELP {self.name} {self.help}\n# TYPE {self.name} {self.kind}\n"
-        return head + "".join(line + "\n" for line in self.samples())
-
-
-class Counter(Metric):
-    kind = "counter"
-
-    def __init__(self, name: str, help: str, labels: tuple[str, ...] = ()) -> None:
-        super().__init__(name, help, labels)
-        self.values: dict[LabelValues, float] = {}
-
-    def inc(self, *labels: str, amount: float = 1.0) -> None:
-        self.values[labels] = self.values.get(labels, 0.0) + amount
-
-    def get(self, *labels: str) -> float:
-        return self.values.get(labels, 0.0)
-
-    def samples(self) -> list[str]:
-        return [
-            f"{self.name}{_labels(self.label_names, k)} {_number(v)}"
-            for k, v in sorted(self.values.items())
-        ]
-
-
-class Gauge(Metric):
-    kind = "gauge"
-
-    def __init__(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
-        super().__init__(name, help, labels)
-        self.read = read
-
-    def samples(self) -> list[str]:
-        return [
-            f"{self.name}{_labels(self.label_names, k)} {_number(v)}"
-            for k, v in sorted(self.read().items())
-        ]
-
-
-class ReadCounter(Gauge):
-    """A counter kept elsewhere (a module's tally), read at scrape time."""
-
-    kind = "counter"
-
-
-class Histogram(Metric):
-    kind = "histogram"
-
-    def __init__(self, name: str, help: str, buckets: tuple[float, ...] = DEFAULT_BUCKETS):
-        super().__init__(name, help)
-        self.bounds = buckets
-        self.counts = [0] * (len(buckets) + 1)  # the last one is +Inf
-        self.sum = 0.0
-
-    def observe(self, value: float) -> None:
-        self.counts[bisect.bisect_left(self.bounds, value)] += 1
-        self.sum += value
-
-    @property
-    def count(self) -> int:
-        return sum(self.counts)
-
-    def samples(self) -> list[str]:
-        lines, running = [], 0
-        for bound, count in zip((*self.bounds, float("inf")), self.counts, strict=True):
-            running += count
-            le = "+Inf" if bound == float("inf") else _number(bound)
-            lines.append(f'{self.name}_bucket{{le="{le}"}} {running}')
-        lines.append(f"{self.name}_sum {_number(self.sum)}")
-        lines.append(f"{self.name}_count {running}")
-        return lines
-
-
-class Registry:
-    def __init__(self) -> None:
-        self.metrics: list[Metric] = []
-
-    def add(self, metric: M) -> M:
-        self.metrics.append(metric)
-        return metric
-
-    def render(self) -> str:
-        return "".join(m.render() for m in self.metrics)
-
-
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
 class ServiceMetrics:
-    """The service's metrics; gauges are wired to their sources by ``Services``."""
+    """The service's metrics; gauges are wired to their sources by ``Services``. Shared with
+    the other processes that keep their metrics in ``shared_directory()``, if any."""
 
     def __init__(self) -> None:
-        self.registry = Registry()
+        self.registry = Registry(shared_directory())
         add = self.registry.add
         self.commands = add(
             Counter(
@@ -153,7 +226,7 @@ class ServiceMetrics:
         self.room_loads = add(
             Counter(
                 "olympus_room_loads_total",
-                "Rooms loaded into this process, by source (snapshot and tail, or the whole log).",
+                "Rooms loaded into a process, by source (snapshot and tail, or the whole log).",
                 ("source",),
             )
         )
@@ -181,9 +254,13 @@ class ServiceMetrics:
             )
         )
 
-    def gauge(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
-        self.registry.add(Gauge(name, help, read, labels))
+    @property
+    def shared(self) -> bool:
+        """Whether other processes read these metrics (and this process theirs)."""
+        return self.registry.directory is not None
 
-    def counter(self, name: str, help: str, read: Read, labels: tuple[str, ...] = ()) -> None:
-        """A counter whose values ``read`` gives at scrape time (kept where they happen)."""
-        self.registry.add(ReadCounter(name, help, read, labels))
+    def gauge(
+        self, name: str, help: str, read: Read, labels: tuple[str, ...] = (), mode: Mode = "livesum"
+    ) -> None:
+        """A gauge whose values ``read`` gives; ``mode``: how the workers' values merge."""
+        self.registry.add(Gauge(name, help, read, labels, mode))

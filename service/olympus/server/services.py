@@ -24,7 +24,7 @@ from .clocks import Clocks
 from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
-from .metrics import ServiceMetrics
+from .metrics import REFRESH_SECONDS, ServiceMetrics
 from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
@@ -70,38 +70,42 @@ class Services:
         self.lobby: Lobby
         self._janitor: asyncio.Task[None] | None = None
         self._moved_writer: asyncio.Task[None] | None = None
+        self._gauges_writer: asyncio.Task[None] | None = None
         self.registry.load_hooks += [self.fanout.watch, self.clocks.on_load, self._on_load]
         self.registry.evict_hooks += [self.fanout.unwatch, self.clocks.on_evict]
         self.fanout.control_handlers.append(self._on_control)
         self._gauges()
 
     def _gauges(self) -> None:
+        """The gauges, read from the process's state; with several workers, each merges over
+        the live workers as its mode says (metrics.py)."""
         self.metrics.gauge(
             "olympus_compiled",
-            "1 if the rules and the command path run compiled, 0 if interpreted (slower).",
+            "1 if the rules and the command path run compiled (in every worker), 0 if "
+            "interpreted (slower).",
             lambda: {(): float(COMPILED)},
+            mode="livemin",
         )
         self.metrics.gauge(
-            "olympus_rooms_loaded", "Rooms held in this process.", lambda: {(): len(self.rooms)}
+            "olympus_rooms_loaded",
+            "Rooms held, summed over the workers.",
+            lambda: {(): len(self.rooms)},
+            mode="livesum",
         )
         self.metrics.gauge(
             "olympus_loop_lag_seconds",
-            "How late the event loop runs what is ready: the process's overload.",
+            "How late the event loop runs what is ready: the overload of the most loaded worker.",
             lambda: {(): self.loop_lag.lag()},
+            mode="livemax",
         )
         self.metrics.gauge(
             "olympus_connections",
-            "Open websockets, by kind (seat, spectator, pending hello).",
+            "Open websockets, by kind (seat, spectator, pending hello), summed over the workers.",
             lambda: {(k,): n for k, n in Counter(c.kind for c in self.connections).items()},
             ("kind",),
+            mode="livesum",
         )
-        self.metrics.counter(
-            "olympus_ws_refused_total",
-            "Websockets closed for input refused (1002 protocol error, 1007 text not UTF-8, "
-            "1009 too large, 4429 ping flood), by close code.",
-            lambda: {(str(code),): n for code, n in ws_protocol.REFUSED.items()},
-            ("code",),
-        )
+        self.metrics.registry.add(ws_protocol.REFUSED_TOTAL)
 
     @property
     def rooms(self) -> dict[str, RoomRuntime]:
@@ -123,9 +127,12 @@ class Services:
         loop = asyncio.get_running_loop()
         self._janitor = loop.create_task(self._janitor_loop())
         self._moved_writer = loop.create_task(self._moved_loop())
+        self.metrics.registry.refresh()
+        if self.metrics.shared:
+            self._gauges_writer = loop.create_task(self._gauges_loop())
 
     async def stop(self) -> None:
-        await cancel(self._janitor, self._moved_writer)
+        await cancel(self._janitor, self._moved_writer, self._gauges_writer)
         with contextlib.suppress(Exception):  # the last second's times, if Redis is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()
@@ -153,6 +160,16 @@ class Services:
                 await self.lobby.flush_moved()
             except Exception:  # a display figure: the room's next command notes a new one
                 log.exception("writing the times of the last moves failed")
+
+    async def _gauges_loop(self) -> None:
+        """With several workers: every ``REFRESH_SECONDS``, this process's gauges where the
+        other workers' expositions read them (metrics.py)."""
+        while True:
+            await asyncio.sleep(REFRESH_SECONDS)
+            try:
+                self.metrics.registry.refresh()
+            except Exception:
+                log.exception("writing the gauges failed")
 
     # -- use cases --------------------------------------------------------------------------
 

@@ -11,18 +11,30 @@ embedded Redis, if any) and nothing else: it serves no request.
   not take a core's share of the capacity away for good.
 - SIGTERM/SIGINT to the supervisor is passed to every worker, which drains gracefully (closing
   its sockets with 1012, docs/operations.md); the supervisor returns once all have exited.
+- The workers keep their metrics in a directory the supervisor makes for each of its starts
+  (``PROMETHEUS_MULTIPROC_DIR``), so that any worker's ``/metrics`` adds up all of them
+  (metrics.py). A worker that exits leaves its counts there and its gauges are deleted; the
+  supervisor removes the directory when it returns, and at its start those that supervisors
+  now gone left behind (a ``kill -9``).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
+from pathlib import Path
 
-from olympus.lifetime import die_with
+from prometheus_client.multiprocess import mark_process_dead
+
+from olympus.lifetime import alive, die_with, started_at
+
+from .metrics import SHARED_DIRECTORY
 
 log = logging.getLogger("olympus.server.workers")
 
@@ -30,6 +42,9 @@ log = logging.getLogger("olympus.server.workers")
 # that a worker that cannot start (a bad setting) does not spin.
 RESTART_BACKOFF_SECONDS = 1.0
 STOP_TIMEOUT_SECONDS = 30.0
+# The workers' metrics: ``<temp dir>/olympus-metrics-<pid>-<start>-<random>``, named after the
+# supervisor (its pid and start time, olympus.lifetime) so that a later one can tell it is gone.
+METRICS_PREFIX = "olympus-metrics-"
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -44,6 +59,25 @@ def listening_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def metrics_directory() -> str:
+    """A fresh directory for the workers' metrics; first, the directories of supervisors that
+    are gone are removed."""
+    for left in Path(tempfile.gettempdir()).glob(f"{METRICS_PREFIX}*"):
+        owner = _owner(left)
+        if owner is not None and not alive(*owner):
+            shutil.rmtree(left, ignore_errors=True)
+    pid = os.getpid()
+    return tempfile.mkdtemp(prefix=f"{METRICS_PREFIX}{pid}-{started_at(pid)}-")
+
+
+def _owner(directory: Path) -> tuple[int, int] | None:
+    """The pid and start time of the supervisor a metrics directory is named after."""
+    parts = directory.name.removeprefix(METRICS_PREFIX).split("-")
+    if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+        return int(parts[0]), int(parts[1])
+    return None
+
+
 class Supervisor:
     """Starts ``count`` workers with ``argv`` and keeps them running until told to stop."""
 
@@ -52,9 +86,10 @@ class Supervisor:
         self.count = count
         self.workers: dict[int, tuple[subprocess.Popen[bytes], float]] = {}
         self.stopping = False
+        self.metrics_dir = ""  # the workers' metrics, while ``run`` runs
 
     def _spawn(self, index: int) -> None:
-        env = {**os.environ, "OLYMPUS_WORKER": str(index)}
+        env = {**os.environ, "OLYMPUS_WORKER": str(index), SHARED_DIRECTORY: self.metrics_dir}
         proc = subprocess.Popen(self.argv, env=env, preexec_fn=die_with(os.getpid()))
         self.workers[index] = (proc, time.monotonic())
         log.info("worker %d started (pid %d)", index, proc.pid)
@@ -69,6 +104,13 @@ class Supervisor:
     def run(self) -> int:
         """Supervise until stopped; then wait for the workers to drain. The exit status is 0
         unless a worker had to be killed."""
+        self.metrics_dir = metrics_directory()
+        try:
+            return self._supervise()
+        finally:
+            shutil.rmtree(self.metrics_dir, ignore_errors=True)
+
+    def _supervise(self) -> int:
         for index in range(self.count):
             self._spawn(index)
         while not self.stopping:
@@ -76,6 +118,7 @@ class Supervisor:
                 if proc.poll() is not None and not self.stopping:
                     code = proc.returncode
                     log.warning("worker %d exited with %s; starting it again", index, code)
+                    mark_process_dead(proc.pid, self.metrics_dir)  # type: ignore[no-untyped-call]
                     if time.monotonic() - started < RESTART_BACKOFF_SECONDS:
                         time.sleep(RESTART_BACKOFF_SECONDS)
                     if not self.stopping:

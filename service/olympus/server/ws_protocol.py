@@ -24,7 +24,7 @@ pong, an error frame, a close) piles up behind a client that does not read. Ping
 each from a bucket of the socket's own rate (``limit_pings``); a ping that finds it empty
 closes the socket with 4429 (``CLOSE_FLOOD``). Input refused (text not UTF-8: 1007;
 websockets' verdicts: 1002, 1009; a ping flood: 4429) closes the socket, is logged once at
-INFO and counted by close code in ``REFUSED`` (``/metrics``: ``olympus_ws_refused_total``).
+INFO and counted by close code in ``REFUSED`` and ``REFUSED_TOTAL`` (``/metrics``).
 
 The way into the websocket (``UpgradeProtocol``, uvicorn's HTTP protocol): the opening request
 goes over as httptools parsed it (``WriteFrameProtocol.upgrade``), not written out as bytes for
@@ -54,6 +54,7 @@ from websockets.streams import StreamReader
 
 from .frames import InvalidText, SmallFrames, frame
 from .logs import address
+from .metrics import Counter
 from .ratelimit import TokenBucket
 
 if TYPE_CHECKING:
@@ -99,8 +100,15 @@ INTERNALS: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
-# Sockets closed for input the protocol refused, by close code, in this process (/metrics).
+# Sockets closed for input the protocol refused, by close code: this process's tally
+# (``REFUSED``), and the metric (``REFUSED_TOTAL``; /metrics adds up every worker's, metrics.py).
 REFUSED: dict[int, int] = {}
+REFUSED_TOTAL = Counter(
+    "olympus_ws_refused_total",
+    "Websockets closed for input refused (1002 protocol error, 1007 text not UTF-8, "
+    "1009 too large, 4429 ping flood), by close code.",
+    ("code",),
+)
 
 log = logging.getLogger("olympus.server.ws_protocol")
 
@@ -244,6 +252,7 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
             self.transport.close()
             return
         REFUSED[sent.code] = REFUSED.get(sent.code, 0) + 1
+        REFUSED_TOTAL.inc(str(sent.code))
         fields = {"client": address(self.client), "code": sent.code, "error": why}
         log.info("websocket closed: input refused", extra=fields)
         super().handle_parser_exception()
