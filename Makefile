@@ -2,6 +2,10 @@
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
+# pytest's processes under `make test`: one per core the suite may run on. (Twice as many ran
+# it hardly sooner, and lagged the event loops of the servers the tests start: a lagging server
+# refuses new rooms.)
+TEST_WORKERS ?= $(shell nproc)
 
 .PHONY: serve test lint bench scenarios clean browser redis valgrind native
 
@@ -23,18 +27,28 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-serve: $(STAMP) native
-	$(BIN)/olympus serve
+# The service starts at once on what there is (the interpreted source before the first build)
+# while the compiled core is built in the background for the next start (olympus/build_native.py).
+# `make serve SERVE_ARGS="--port 8001"`: options of `olympus serve`.
+serve: $(STAMP)
+	$(BIN)/python -m olympus.build_native build --background
+	$(BIN)/olympus serve $(SERVE_ARGS)
 
-test: $(STAMP) browser redis valgrind native
-	$(BIN)/ruff check .
-	$(BIN)/mypy
-	$(BIN)/pytest
+# The compiled core is built (without a profile, unless a build of this source is there) while
+# ruff and mypy run. Then the suite runs on it: in parallel (tests/conftest.py), but for the
+# browser tests, which then run alone, one after another (their clicks race a busy box).
+test: $(STAMP) browser redis valgrind
+	$(BIN)/python -m olympus.build_native build --quick & built=$$!; \
+	$(BIN)/ruff check . && $(BIN)/mypy; checked=$$?; \
+	wait $$built && exit $$checked
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadgroup --ignore=tests/web
+	$(BIN)/pytest tests/web
 
-# The rules and the command path compiled by mypyc (olympus/native.py), as one build: rebuilt
-# when its source changed; without a C compiler the source runs interpreted, with the same results.
+# The rules and the command path compiled by mypyc (olympus/build_native.py), as one build,
+# profile-guided with GCC: made again when its source or its recipe changed; without a C
+# compiler the source runs interpreted, with the same results.
 native: $(STAMP)
-	$(BIN)/python -m olympus.native build
+	$(BIN)/python -m olympus.build_native build
 
 # The UI tests drive Debian's Chromium through Playwright (no browser download).
 browser:

@@ -1,6 +1,6 @@
 """Fixtures shared by every test directory: one real redis-server per test session, (for the
 tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas, and the failover
-report in the terminal summary."""
+report in the terminal summary; under pytest-xdist, which tests share a worker."""
 
 from __future__ import annotations
 
@@ -29,6 +29,31 @@ def redis_cluster() -> Iterator[LocalCluster]:
         yield cluster
     finally:
         cluster.stop()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist with ``--dist loadgroup`` (``make test``: a process per core), the
+    tests on a Redis Cluster run in one worker, one after another as in a single process: the
+    session's cluster of six redis-servers is started once, and no two tests time failovers
+    at once. (That is, every test that asks for ``redis_cluster``, and every test of a module
+    that starts clusters of its own.) Every other test goes to whichever worker is free."""
+    for item in items:
+        if _on_a_cluster(item):
+            item.add_marker(pytest.mark.xdist_group("cluster"))
+
+
+def _on_a_cluster(item: pytest.Item) -> bool:
+    """Whether ``item`` asks for ``redis_cluster`` (directly, or as the store's suite does:
+    its ``redis_client`` parameter ``cluster``), or its module starts a ``LocalCluster``."""
+    callspec = getattr(item, "callspec", None)
+    client = callspec.params.get("redis_client") if callspec is not None else None
+    module = getattr(item, "module", None)
+    return (
+        "redis_cluster" in getattr(item, "fixturenames", ())
+        or client == "cluster"
+        or getattr(module, "LocalCluster", None) is LocalCluster
+    )
 
 
 FAILOVER_REPORT = pytest.StashKey[list[str]]()

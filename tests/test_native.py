@@ -121,60 +121,6 @@ def test_the_listings_objects_are_made_outside_the_collector() -> None:
     assert [gc.is_tracked(o) for o in made] == [not compiled] * len(made)
 
 
-def test_a_build_is_made_again_when_its_compiler_flags_change(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """GCC and Clang get ``C_FLAGS`` (inlining within the library, the C API called without
-    PLT stubs), another compiler none, and GCC's build is profile-guided; the digest covers
-    both, so a build made otherwise is not taken for current."""
-    digests = {}
-    for compiler in ("gcc", "x86_64-linux-gnu-gcc -pthread", "clang", "icx"):
-        monkeypatch.setenv("CC", compiler)
-        native.digest.cache_clear()
-        digests[compiler] = native.digest(native.CORE)
-        assert native._c_flags() == ([] if compiler == "icx" else list(native.C_FLAGS))
-        assert native._profile_guided() is ("gcc" in compiler)
-    native.digest.cache_clear()
-    assert digests["gcc"] == digests["x86_64-linux-gnu-gcc -pthread"]
-    assert len({digests["gcc"], digests["clang"], digests["icx"]}) == 3
-
-
-def test_a_profile_guided_build_is_made_again_when_its_training_changes(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    """The training (``native.py``) is part of a profile-guided build's digest: edited, the
-    build is not taken for current. A build without a profile does not depend on it."""
-
-    def digest(compiler: str, source: Path) -> str:
-        monkeypatch.setenv("CC", compiler)
-        monkeypatch.setattr(native, "__file__", str(source))
-        native.digest.cache_clear()
-        return native.digest(native.CORE)
-
-    edited = tmp_path / "native.py"
-    edited.write_bytes(Path(native.__file__).read_bytes() + b"\n# trained otherwise\n")
-    try:
-        for compiler, guided in (("gcc", True), ("clang", False)):
-            before = digest(compiler, Path(native.__file__))
-            assert (digest(compiler, edited) != before) is guided
-            monkeypatch.undo()
-    finally:
-        native.digest.cache_clear()
-
-
-def test_the_training_games_run_on_the_compiled_core_only() -> None:
-    """The profile-guided build's training plays its games through the listing, the
-    observation and the packing, then through a room on an embedded Redis (here one game of
-    each, on this process's build: the room's commands played, not skipped for want of a
-    Redis); run interpreted it refuses, since it would leave no profile and the build would
-    go unguided unseen."""
-    if olympus.rules.COMPILED:
-        assert native.train(games=1, rooms=1) > 0
-    child = _run(True, "-m", "olympus.native", "train")
-    assert child.returncode == 1
-    assert "did not load" in child.stderr
-
-
 def test_both_builds_play_the_same_games() -> None:
     """Every position of 40 seeded random games (every variant): each seat's legal actions
     (form, Honor, Energy, order), every event and every state, compared by digest; under CI,

@@ -6,12 +6,7 @@ through commands and the events they produce.
 ``COMPILED`` says whether the modules run compiled by mypyc (``olympus.native``) or as source.
 """
 
-from ..native import activate
-
-# Before any module of the package is imported (so the imports below come after code); the
-# subpackage ``powers`` comes from the same place, with its compiled modules.
-COMPILED = activate(__path__, "rules")
-
+from ..native import runs_compiled
 from . import powers as _powers
 from .board import BOARD, PALACE, TARTARUS, Realm
 from .characters import BY_NAME, CHARACTERS, Faction
@@ -22,16 +17,19 @@ from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
 from .legal import (
-    LegalAction,
-    Listing,
     legal_actions,
     list_legal,
     lists_nothing,
     random_legal_action,
     waiting_reason,
 )
+from .listing import LegalAction, Listing
 from .setup import SetupRules, create, random_placements, setup_options
 from .state import GameState, Maneuver, Options, Phase
+
+# Where the package's modules came from (its subpackage ``powers`` too): olympus.native chose
+# it before this module ran.
+COMPILED = runs_compiled(__path__)
 
 _powers._load_characters()  # after the core modules: the powers hook into them
 

@@ -6,13 +6,12 @@
 (``olympus.native``) or as source.
 """
 
-from ..native import activate
-
-# Before any module of the package is imported (so the imports below come after code).
-COMPILED = activate(__path__, "server")
-
+from ..native import runs_compiled
 from .app import create_app
 from .serve import cli_serve
 from .settings import Settings
+
+# Where the package's modules came from: olympus.native chose it before this module ran.
+COMPILED = runs_compiled(__path__)
 
 __all__ = ["COMPILED", "Settings", "cli_serve", "create_app"]

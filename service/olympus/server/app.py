@@ -39,7 +39,7 @@ class ServiceApp:
     Why not a ``WebSocketRoute``: through Starlette a websocket passes its two middlewares,
     its router and its exception wrapper, which also wraps the ``send`` of the socket's ASGI
     messages, all interpreted, once per socket and a game has three (docs/performance.md,
-    thirteenth session). The endpoint needs none of it: it answers bad input itself, in
+    "The websocket's frames"). The endpoint needs none of it: it answers bad input itself, in
     frames (docs/protocol.md), and raises no ``WebSocketException`` for Starlette to turn
     into a close; what it does raise reaches uvicorn as it did through Starlette. (The path is
     compared whole: ``olympus serve`` sets no ``root_path``.)"""

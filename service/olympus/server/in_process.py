@@ -1,5 +1,5 @@
 """Rooms played in this process, without sockets: ``RoomRuntime`` driven as the sockets drive
-it, for the profile-guided build's training (``olympus.native``) and the command path bench
+it, for the profile-guided build's training (``olympus.build_native``) and the command path bench
 (``bench/command_path_bench.py``). Each room has a subscriber per seat and a spectator, so
 that every audience's frames are built as for real sockets; the subscribers only count them."""
 

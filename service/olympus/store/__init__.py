@@ -3,11 +3,7 @@
 ``COMPILED`` says whether its modules run compiled by mypyc (``olympus.native``) or as source.
 """
 
-from olympus.native import activate
-
-# Before any module of the package is imported (so the imports below come after code).
-COMPILED = activate(__path__, "store")
-
+from olympus.native import runs_compiled
 from olympus.store.batching import NotReplicated, Replicated
 from olympus.store.event_store import (
     AppendResult,
@@ -31,6 +27,9 @@ from olympus.store.event_store import (
     text,
 )
 from olympus.store.redis_server import EmbeddedRedis
+
+# Where the package's modules came from: olympus.native chose it before this module ran.
+COMPILED = runs_compiled(__path__)
 
 __all__ = [
     "COMPILED",
