@@ -12,7 +12,7 @@ import contextlib
 import functools
 import logging
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from olympus.rules import COMPILED, Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
@@ -31,8 +31,13 @@ from .room import CommandRejected, RoomRuntime
 from .settings import Settings
 from .snapshots import Snapshotter
 
-if TYPE_CHECKING:
-    from .connection import Connection
+
+class Socket(Protocol):
+    """An open websocket as the process counts it (``connection.Connection``)."""
+
+    @property
+    def kind(self) -> str: ...  # "seat", "spectator", or "pending" before its hello
+
 
 log = logging.getLogger("olympus.server")
 
@@ -65,7 +70,7 @@ class Services:
         )
         self.clocks = Clocks(self.redis, self.registry, settings, self.metrics)
         self.snapshotter = Snapshotter(self.store, settings.snapshot_every)
-        self.connections: set[Connection] = set()
+        self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
         self._janitor: asyncio.Task[None] | None = None

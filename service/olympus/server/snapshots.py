@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgpack
 
@@ -30,8 +30,18 @@ from olympus.store import EventStore, EventsTrimmed, RoomLoad, Snapshot, chain_n
 
 from .background import cancel
 
-if TYPE_CHECKING:
-    from .room import RoomRuntime
+
+class Snapshotted(Protocol):
+    """A room as the snapshotter reads it (``room.RoomRuntime``)."""
+
+    room_id: str
+    snapshot_version: int  # the newest snapshot known of (set here)
+
+    @property
+    def version(self) -> int: ...
+
+    def snapshot(self) -> RoomSnapshot: ...
+
 
 log = logging.getLogger("olympus.server.snapshots")
 
@@ -116,7 +126,7 @@ class Snapshotter:
         self.stopped = False  # set at shutdown: no new writes
         self._saving: set[asyncio.Task[None]] = set()
 
-    async def after_append(self, runtime: RoomRuntime, over: bool) -> None:
+    async def after_append(self, runtime: Snapshotted, over: bool) -> None:
         """An append listener (room.py): encodes at once (~25 µs), writes in the background."""
         due = runtime.version - runtime.snapshot_version >= self.every > 0
         if over or self.stopped or not due:
@@ -133,7 +143,7 @@ class Snapshotter:
         self._saving.add(task)
         task.add_done_callback(self._saving.discard)
 
-    async def _save(self, runtime: RoomRuntime, previous: int, version: int, data: bytes) -> None:
+    async def _save(self, runtime: Snapshotted, previous: int, version: int, data: bytes) -> None:
         try:
             await self.store.save_snapshot(runtime.room_id, version, data)
         except Exception as error:  # the next append tries again: a snapshot is only a cache
