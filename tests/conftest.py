@@ -57,15 +57,34 @@ def _on_a_cluster(item: pytest.Item) -> bool:
 
 
 FAILOVER_REPORT = pytest.StashKey[list[str]]()
+_REPORTED = "failover report"  # the key of a test's report lines among its user properties
 
 
 @pytest.fixture
 def failover_report(request: pytest.FixtureRequest) -> Callable[[str], None]:
     """Report a line in the "failover report" section of the terminal summary. What a failover
     test saw survive is a finding to read in every run, not only when it fails: a print would be
-    swallowed by pytest's capture."""
-    lines = request.config.stash.setdefault(FAILOVER_REPORT, [])
-    return lambda line: lines.append(f"{request.node.name}: {line}")
+    swallowed by pytest's capture. The line travels with the test's report (its user
+    properties), so that under pytest-xdist the controller, which writes the summary, has it."""
+    name = request.node.name
+    return lambda line: request.node.user_properties.append((_REPORTED, f"{name}: {line}"))
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Collect the report lines of each test once, from its teardown's report (in the process
+    that writes the summary: the only one, or xdist's controller)."""
+    if report.when != "teardown":
+        return
+    lines = [value for key, value in report.user_properties if key == _REPORTED]
+    if lines:
+        _CONFIG[0].stash.setdefault(FAILOVER_REPORT, []).extend(lines)
+
+
+_CONFIG: list[pytest.Config] = []  # this process's (the hook above is given no config)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _CONFIG.append(config)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
