@@ -1,4 +1,4 @@
-"""Fixtures shared by every test directory: one real redis-server per test session, (for the
+"""Fixtures shared by every test directory: one real redis-server per pytest process, (for the
 tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas, and the failover
 report in the terminal summary; under pytest-xdist, which tests share a worker."""
 
