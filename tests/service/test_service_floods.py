@@ -32,7 +32,7 @@ from starlette.websockets import WebSocket
 from websockets.asyncio.client import connect
 
 from olympus.server import Settings
-from olympus.server.ws_protocol import CLOSE_FLOOD, PING_BURST, REFUSED, receiver
+from olympus.server.ws_protocol import CLOSE_FLOOD, PING_BURST, REFUSED_TOTAL, receiver
 
 MIB = 1 << 20
 FLOOD_BYTES = 48 * MIB  # of pings, more than the bound below by far
@@ -176,7 +176,7 @@ async def test_pings_beyond_the_rate_close_the_socket_with_4429(
     """``PING_BURST`` pings at once are answered; the pings after them, at a rate far above
     the socket's, close it with 4429, once logged and counted."""
     server = UvicornThread(pinged(), Settings(redis_url="unused")).start()
-    before = REFUSED.get(CLOSE_FLOOD, 0)
+    before = REFUSED_TOTAL.get(str(CLOSE_FLOOD))
     try:
         with caplog.at_level(logging.INFO):
             async with connect(server.ws_url, ping_interval=None) as client:
@@ -187,7 +187,7 @@ async def test_pings_beyond_the_rate_close_the_socket_with_4429(
             assert client.close_code == CLOSE_FLOOD
     finally:
         await server.aclose()
-    assert REFUSED.get(CLOSE_FLOOD, 0) == before + 1
+    assert REFUSED_TOTAL.get(str(CLOSE_FLOOD)) == before + 1
     said = [r for r in caplog.records if r.name == "olympus.server.ws_protocol"]
     assert [(r.levelno, getattr(r, "code", None)) for r in said] == [(logging.INFO, CLOSE_FLOOD)]
 
@@ -198,7 +198,7 @@ async def test_bad_input_is_logged_once_per_connection_and_counted(
     """Twenty connections each send text that is not UTF-8 (each closed, 1007), and one sends
     thirty malformed frames (thirty error frames): one INFO line for each connection, no
     traceback and nothing at WARNING or above from any logger; ``/metrics`` counts them all."""
-    refused_before = REFUSED.get(1007, 0)
+    refused_before = int(REFUSED_TOTAL.get("1007"))
     with caplog.at_level(logging.DEBUG):
         for _ in range(20):
             async with connect(server.ws_url, ping_interval=None) as client:
@@ -210,7 +210,7 @@ async def test_bad_input_is_logged_once_per_connection_and_counted(
             await chatty.ws.send("{not json")
             assert (await chatty.expect("error"))["code"] == "bad_frame"
         await chatty.close()
-    assert REFUSED.get(1007, 0) == refused_before + 20
+    assert REFUSED_TOTAL.get("1007") == refused_before + 20
     loud = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert loud == [], [r.getMessage() for r in loud]
     closed = [r for r in caplog.records if r.name == "olympus.server.ws_protocol"]

@@ -24,7 +24,7 @@ pong, an error frame, a close) piles up behind a client that does not read. Ping
 each from a bucket of the socket's own rate (``limit_pings``); a ping that finds it empty
 closes the socket with 4429 (``CLOSE_FLOOD``). Input refused (text not UTF-8: 1007;
 websockets' verdicts: 1002, 1009; a ping flood: 4429) closes the socket, is logged once at
-INFO and counted by close code in ``REFUSED`` and ``REFUSED_TOTAL`` (``/metrics``).
+INFO and counted by close code in ``REFUSED_TOTAL`` (``/metrics``).
 
 The way into the websocket (``UpgradeProtocol``, uvicorn's HTTP protocol): the opening request
 goes over as httptools parsed it (``WriteFrameProtocol.upgrade``), not written out as bytes for
@@ -100,9 +100,8 @@ INTERNALS: dict[str, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
-# Sockets closed for input the protocol refused, by close code: this process's tally
-# (``REFUSED``), and the metric (``REFUSED_TOTAL``; /metrics adds up every worker's, metrics.py).
-REFUSED: dict[int, int] = {}
+# Sockets closed for input the protocol refused, by close code (/metrics adds up every worker's,
+# metrics.py; ``REFUSED_TOTAL.get(code)``: this process's).
 REFUSED_TOTAL = Counter(
     "olympus_ws_refused_total",
     "Websockets closed for input refused (1002 protocol error, 1007 text not UTF-8, "
@@ -244,14 +243,13 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
 
     def _refuse(self, why: str) -> None:
         """Close for input refused, with the close frame websockets was told to send: counted
-        in ``REFUSED``, logged once at INFO (the socket is gone after it), then closed as
+        in ``REFUSED_TOTAL``, logged once at INFO (the socket is gone after it), then closed as
         uvicorn closes on a parser's error."""
         sent = self.conn.close_sent
         if sent is None or self.close_sent:  # nothing to say, or closing already
             self.close_sent = True
             self.transport.close()
             return
-        REFUSED[sent.code] = REFUSED.get(sent.code, 0) + 1
         REFUSED_TOTAL.inc(str(sent.code))
         fields = {"client": address(self.client), "code": sent.code, "error": why}
         log.info("websocket closed: input refused", extra=fields)
