@@ -38,9 +38,8 @@ import httpx
 import msgpack
 import redis
 from load_bench import (
-    CLK_TCK,
     Server,
-    cpu_ticks,
+    cpu_seconds,
     scrape,
     server_compiled,
     start_counting,
@@ -110,15 +109,15 @@ async def run(args: argparse.Namespace, server: Server, commands: Any) -> dict[s
         await asyncio.gather(*(one() for _ in range(args.warmup)))
         if args.callgrind:
             start_counting(server)
-        before = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
+        before = {name: sum(map(cpu_seconds, ps)) for name, ps in pids.items()}
         ran_before, start = commands(), time.perf_counter()
         await asyncio.gather(*(one() for _ in range(args.games)))
         seconds = time.perf_counter() - start
-        after = {name: sum(map(cpu_ticks, ps)) for name, ps in pids.items()}
+        after = {name: sum(map(cpu_seconds, ps)) for name, ps in pids.items()}
         ran = commands() - ran_before
         counted = stop_counting(server) if args.callgrind else None
         compiled = server_compiled(scrape(server.url))
-    cpu_ms = {name: 1000 * (after[name] - before[name]) / CLK_TCK / args.games for name in before}
+    cpu_ms = {name: 1000 * (after[name] - before[name]) / args.games for name in before}
     per_game = {}
     if counted is not None:
         per_game["server_instructions_per_game"] = round(counted / args.games)

@@ -178,6 +178,20 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time of every live thread of ``pid`` in seconds, from the scheduler's nanosecond
+    account (``/proc/PID/task/*/schedstat``): fine enough for a run of a few milliseconds, where
+    ``cpu_ticks`` counts whole 10 ms ticks and can read 0."""
+    total = 0
+    for task in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except FileNotFoundError:  # the thread ended between the listing and the read
+            pass
+    return total / 1e9
+
+
 def rss_kb(pid: int) -> int:
     with open(f"/proc/{pid}/status") as f:
         for line in f:
