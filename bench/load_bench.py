@@ -64,9 +64,9 @@ from websockets.exceptions import ConnectionClosed
 
 from olympus.lifetime import children
 from olympus.rules import Faction, random_placements
-from olympus.server.redis_clients import cluster_url
 from olympus.server.settings import Settings
 from olympus.store.local_cluster import LocalCluster
+from olympus.store.redis_clients import cluster_url
 
 ROOT = Path(__file__).resolve().parent.parent
 CLK_TCK = os.sysconf("SC_CLK_TCK")

@@ -30,6 +30,7 @@ import asyncio
 import contextlib
 import gc
 import json
+import math
 import multiprocessing
 import os
 import random
@@ -159,22 +160,27 @@ async def play(url: str, name: str, counter: list[int], stop: float) -> None:
     await asyncio.gather(seat("a"), seat("b"), drain())
 
 
-def generate(url: str, rooms: range, window: tuple[float, float], server: int, out: Any) -> None:
+def generate(url: str, rooms: range, server: int, pipe: Any) -> None:
+    """Play ``rooms``; once each has had an answer, say so on ``pipe``, take the window to
+    measure from it (monotonic start and end), and send what was measured in it."""
     uvloop.install()
     gc.collect()
     gc.freeze()
     gc.set_threshold(*Settings.gc_thresholds)
-    start, end = window
 
     async def run() -> None:
         counter = [0]
         for i in rooms:
-            asyncio.get_running_loop().create_task(play(url, f"r{i}", counter, end + 5))
+            asyncio.get_running_loop().create_task(play(url, f"r{i}", counter, math.inf))
+        while counter[0] < len(rooms):  # as many answers as rooms: they are connected, playing
+            await asyncio.sleep(0.01)
+        pipe.send("playing")
+        start, end = await asyncio.to_thread(pipe.recv)
         await asyncio.sleep(start - time.monotonic())
         c0, own0, srv0 = counter[0], time.process_time(), cpu_ticks(server)
         await asyncio.sleep(end - time.monotonic())
         c1, own1, srv1 = counter[0], time.process_time(), cpu_ticks(server)
-        out.send((c1 - c0, own1 - own0, (srv1 - srv0) / os.sysconf("SC_CLK_TCK")))
+        pipe.send((c1 - c0, own1 - own0, (srv1 - srv0) / os.sysconf("SC_CLK_TCK")))
 
     asyncio.run(run())
 
@@ -214,19 +220,22 @@ def main() -> int:
         command = [sys.executable, __file__, "--serve", str(port), str(script_file)]
         server = subprocess.Popen(command)
         wait_listening(port, server)
-        start = time.monotonic() + args.warmup
-        window = (start, start + args.seconds)
         ctx = multiprocessing.get_context("spawn")
         pipes = []
         for w in range(args.workers):
             parent, child = ctx.Pipe()
             mine = range(w, args.rooms, args.workers)
             url = f"ws://127.0.0.1:{port}/ws"
-            proc = ctx.Process(target=generate, args=(url, mine, window, server.pid, child))
+            proc = ctx.Process(target=generate, args=(url, mine, server.pid, child))
             proc.start()
             child.close()  # so that a worker that dies is an EOFError here, not a hang
             pipes.append(parent)
             procs.append(proc)
+        for pipe in pipes:  # the window starts once every room plays, however long that took
+            assert pipe.recv() == "playing"
+        start = time.monotonic() + args.warmup
+        for pipe in pipes:
+            pipe.send((start, start + args.seconds))
         results = [pipe.recv() for pipe in pipes]
     finally:
         for proc in procs:
@@ -237,6 +246,8 @@ def main() -> int:
             server.wait()
         shutil.rmtree(script_file.parent)
     commands = sum(r[0] for r in results)
+    if not commands:
+        raise SystemExit("ws_floor_bench: no command was answered in the window")
     sizes = [sum(len(f) for f in frames) for frames in script]
     report = {
         "rooms": args.rooms,

@@ -12,7 +12,7 @@ from pathlib import Path
 import yaml
 
 from olympus.cli import parser
-from olympus.server.redis_clients import chosen_url, cluster_nodes
+from olympus.store.redis_clients import chosen_url, cluster_nodes
 
 DEPLOY = Path(__file__).resolve().parents[1] / "deploy"
 

@@ -317,7 +317,7 @@ def train(games: int = TRAINING_GAMES, rooms: int = TRAINING_ROOMS) -> int:
     from .rules.events import Event, to_dict
     from .rules.observation import observe_event
     from .server.protocol import MSGPACK, EncodedListing, pack
-    from .server.room import AUDIENCES
+    from .server.room_feed import AUDIENCES
 
     if not str(legal.__file__).endswith(tuple(EXTENSION_SUFFIXES)):
         sys.exit(f"{MODULE}: the compiled core did not load: nothing to train")

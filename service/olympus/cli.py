@@ -22,6 +22,14 @@ def parser() -> argparse.ArgumentParser:
     redis_arguments(serve, "none: an embedded Redis in the data dir")
     serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
     serve.add_argument(
+        "--store",
+        choices=("redis", "memory"),
+        default="redis",
+        help="redis (default): durable, shared by every process; memory: kept in this one"
+        " process and lost when it stops (tests, trying the service without Redis); it"
+        " serves alone (one worker) and plays the computer's seats in a thread",
+    )
+    serve.add_argument(
         "--workers",
         type=int,
         default=len(os.sched_getaffinity(0)),
@@ -68,9 +76,11 @@ def redis_arguments(command: argparse.ArgumentParser, without: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
-        from olympus.server import cli_serve  # lazily: the server's dependencies are heavier
+        # lazily: the server's dependencies are heavier
+        from olympus.bot.worker import bots_thread
+        from olympus.server import cli_serve
 
-        return cli_serve(args) or 0
+        return cli_serve(args, bots_thread) or 0
     if args.command == "bots":
         from olympus.bot.worker import main as bots_main
 

@@ -107,6 +107,8 @@ RULES_MODULES = tuple(
 SERVICE_MODULES = (
     "store/batching.py",
     "store/event_store.py",
+    "store/records.py",
+    "store/redis_hints.py",
     "store/resp_connection.py",
     "server/clocks.py",
     "server/connection.py",
@@ -117,6 +119,9 @@ SERVICE_MODULES = (
     "server/protocol.py",
     "server/ratelimit.py",
     "server/room.py",
+    "server/room_feed.py",
+    "server/room_log.py",
+    "server/room_reads.py",
     "server/snapshots.py",
     "server/ws_protocol.py",
 )

@@ -22,15 +22,31 @@ from olympus.server import Settings
 from olympus.server.clocks import Clocks
 from olympus.server.metrics import ServiceMetrics
 from olympus.server.registry import RoomRegistry
-from olympus.store import EmbeddedRedis, EventStore
+from olympus.store import MEMORY_URL, EmbeddedRedis, EventStore, open_backend
 
 UNLIMITED_RATE = 1e9  # frames per second: no test client comes near it
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "memory_store: the test's servers and its ``store`` run on the memory backend "
+        "(store/memory.py) instead of the session's Redis: for tests of the service's own logic, "
+        "which the store suite shows to behave alike on both",
+    )
+
+
+def on_memory(request: pytest.FixtureRequest) -> bool:
+    """Whether the test runs on the memory backend (``memory_store``)."""
+    return request.node.get_closest_marker("memory_store") is not None
+
+
 @pytest.fixture
-def settings(redis_server: EmbeddedRedis) -> Settings:
+def settings(request: pytest.FixtureRequest) -> Settings:
+    """A prefix of the test's own on the session's Redis, or on the memory backend."""
+    url = MEMORY_URL if on_memory(request) else request.getfixturevalue("redis_server").url
     return Settings(
-        redis_url=redis_server.url,
+        redis_url=url,
         prefix=f"svc-{uuid.uuid4().hex[:10]}",
         hello_timeout=5.0,
         deadline_poll_seconds=0.2,
@@ -72,8 +88,16 @@ async def http(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
 
 
 @pytest.fixture
-async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterator[EventStore]:
-    """The event store the servers write to, for checking what really was appended."""
+async def store(request: pytest.FixtureRequest, settings: Settings) -> AsyncIterator[EventStore]:
+    """The event log the servers write to, for checking what really was appended: on the
+    memory backend its ``EventLog`` (typed as the Redis one's: a test that runs there uses
+    only the port's methods)."""
+    if on_memory(request):
+        backend = open_backend(settings.store_config())
+        yield backend.events  # type: ignore[misc]
+        await backend.aclose()
+        return
+    redis_server: EmbeddedRedis = request.getfixturevalue("redis_server")
     client = Redis.from_url(redis_server.url, decode_responses=False, socket_timeout=10)
     store = EventStore(client, prefix=settings.prefix)
     yield store
@@ -82,10 +106,12 @@ async def store(redis_server: EmbeddedRedis, settings: Settings) -> AsyncIterato
 
 
 @pytest.fixture
-async def clocks(store: EventStore, settings: Settings) -> AsyncIterator[Clocks]:
+async def clocks(settings: Settings) -> AsyncIterator[Clocks]:
     """The service's clocks on the test's store, with a registry of their own (no server)."""
+    backend = open_backend(settings.store_config())
     metrics = ServiceMetrics()
-    registry = RoomRegistry(store, settings, metrics)
-    clocks = Clocks(store.redis, registry, settings, metrics)
+    registry = RoomRegistry(backend.events, settings, metrics)
+    clocks = Clocks(backend.deadlines, registry, settings, metrics)
     yield clocks
     await clocks.stop()
+    await backend.aclose()

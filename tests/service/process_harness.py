@@ -30,7 +30,7 @@ from service_harness import Loopback, WsClient
 
 from olympus.bots import pick_action
 from olympus.rules import LegalAction, parse_command
-from olympus.server.redis_clients import CLUSTER_SCHEME
+from olympus.store.redis_clients import CLUSTER_SCHEME
 
 START_TIMEOUT = 30.0
 # Errors after which the same command is sent again (rate_limited names the refused id).
@@ -56,8 +56,10 @@ class ServerProcess(Loopback):
         workers: int = 1,
         env: dict[str, str] | None = None,
         bots: bool = False,
+        store: str = "redis",
     ) -> None:
         self.name = name
+        self.store = store  # olympus serve --store: redis, or memory (``redis_url`` None)
         self.bots = bots  # start the bots worker (olympus bots) beside it
         self.workers = workers
         self.env = env or {}  # settings of this deployment (OLYMPUS_…)
@@ -105,7 +107,9 @@ class ServerProcess(Loopback):
             "--data-dir",
             str(self.data_dir),
         ]
-        if self.redis_url is not None and self.redis_url.startswith(CLUSTER_SCHEME):
+        if self.store != "redis":
+            command += ["--store", self.store]
+        elif self.redis_url is not None and self.redis_url.startswith(CLUSTER_SCHEME):
             # a cluster the way an operator names it: --redis-cluster HOST:PORT,...
             command += ["--redis-cluster", self.redis_url.removeprefix(CLUSTER_SCHEME)]
         elif self.redis_url is not None:  # None: the process starts its embedded Redis

@@ -18,6 +18,9 @@ from websockets.exceptions import ConnectionClosed
 from olympus.rules import Faction, IllegalCommand, execute, parse_command
 from olympus.store import EventStore
 
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
+
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
 
 

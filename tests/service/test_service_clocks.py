@@ -8,12 +8,13 @@ import time
 from collections.abc import Callable
 
 import httpx
+import pytest
 from redis.crc import key_slot
 from service_harness import Game, Oracle, ServerThread, create_game, seat, setup_command
 
 from olympus.rules import Faction, Phase
-from olympus.server.clocks import DEADLINE_BUCKETS, Clocks
 from olympus.store import EventStore
+from olympus.store.redis_indexes import DEADLINE_BUCKETS, RedisDeadlines
 
 
 async def until(oracle: Oracle, predicate: Callable[[], bool], timeout: float = 8.0) -> None:
@@ -56,6 +57,7 @@ async def start_playing(http: httpx.AsyncClient, ws_url: str, **clocks: int) -> 
     return game
 
 
+@pytest.mark.memory_store
 async def test_a_missed_turn_becomes_a_liturgy(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
@@ -74,6 +76,7 @@ async def test_a_missed_turn_becomes_a_liturgy(
     await until(oracle, lambda: server.services.metrics.timeouts.get("fired") >= 1)
 
 
+@pytest.mark.memory_store
 async def test_two_processes_fire_each_deadline_once_until_forfeit(
     http: httpx.AsyncClient,
     server: ServerThread,
@@ -102,6 +105,7 @@ async def test_two_processes_fire_each_deadline_once_until_forfeit(
     await watcher.wait_for(lambda: any(m["type"] == "game_over" for m in watcher.messages))
 
 
+@pytest.mark.memory_store
 async def test_deadlines_survive_a_restart_with_nobody_connected(
     http: httpx.AsyncClient,
     server: ServerThread,
@@ -122,34 +126,33 @@ async def test_deadlines_survive_a_restart_with_nobody_connected(
     await until(oracle, lambda: len(missed(oracle)) > before)
 
 
-async def test_a_deadline_in_the_index_of_an_older_version_still_fires(
+async def test_a_deadline_in_the_unbucketed_index_still_fires(
     http: httpx.AsyncClient,
     server: ServerThread,
     start_server: Callable[..., ServerThread],
     store: EventStore,
 ) -> None:
-    """The deadline index is in buckets now (a hash slot each, for a Redis Cluster); an entry
-    of the one unbucketed key that older versions wrote is swept all the same, and moves to
-    its bucket."""
+    """The deadline index on Redis is in buckets (a hash slot each, for a Redis Cluster); an
+    entry of the unbucketed key is swept all the same, and moves to its bucket."""
     game = await start_playing(http, server.ws_url, move_seconds=1)
-    clocks = server.services.clocks
-    bucket = clocks.index_key(game.room)
+    bucket = RedisDeadlines(store.redis, server.settings.prefix).key(game.room)
     due = await store.redis.zscore(bucket, game.room)
     assert due is not None
     await server.aclose()
     for client in game.seats.values():
         await client.wait_closed()
-    legacy = f"{server.settings.prefix}:{{rooms}}:deadlines"
-    await store.redis.zrem(bucket, game.room)  # as an older version left it
-    await store.redis.zadd(legacy, {game.room: due})
+    unbucketed = f"{server.settings.prefix}:{{rooms}}:deadlines"
+    await store.redis.zrem(bucket, game.room)  # only in the unbucketed key
+    await store.redis.zadd(unbucketed, {game.room: due})
     oracle = Oracle(store, game.room)
 
-    start_server()  # holds nothing: only the legacy entry can bring it the room
+    start_server()  # holds nothing: only the unbucketed entry can bring it the room
     await until(oracle, lambda: len(missed(oracle)) >= 1)
-    assert await store.redis.zscore(legacy, game.room) is None
+    assert await store.redis.zscore(unbucketed, game.room) is None
 
 
-def test_the_deadline_index_spreads_over_hash_slots(clocks: Clocks) -> None:
-    keys = {clocks.index_key(f"room-{n}") for n in range(1000)}
+def test_the_deadline_index_spreads_over_hash_slots() -> None:
+    index = RedisDeadlines(None, "p")  # type: ignore[arg-type]  # (naming only: no Redis)
+    keys = {index.key(f"room-{n}") for n in range(1000)}
     assert len(keys) == DEADLINE_BUCKETS
     assert len({key_slot(k.encode()) for k in keys}) == DEADLINE_BUCKETS

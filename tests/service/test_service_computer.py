@@ -23,10 +23,10 @@ from test_service_processes import Cluster, check_stream, cluster_on
 from olympus.bot.worker import WorkerConfig
 from olympus.rules import Faction
 from olympus.server import Settings
-from olympus.server.computer import BOT_BUCKETS, room_bots_key
-from olympus.server.redis_clients import cluster_url
-from olympus.store import EmbeddedRedis
+from olympus.store import BOT_BUCKETS, EmbeddedRedis, bot_hash
 from olympus.store.local_cluster import LocalCluster
+from olympus.store.redis_clients import cluster_url
+from olympus.store.redis_indexes import RedisBotSeats
 
 BOT_ENV = {"OLYMPUS_BOT_ITERATIONS": "3", "OLYMPUS_BOT_REPLY_SECONDS": "0"}
 GAME_TIMEOUT = 120.0
@@ -54,7 +54,7 @@ async def person_against_computer(
     # The computer's seat is recorded in its room's bucket, where the workers look. (The game
     # cannot end before the test's person plays.)
     field = f"{room['room']}:{person.enemy.value}"
-    assert await cluster.redis.hexists(room_bots_key(cluster.prefix, room["room"]), field)
+    assert field in await RedisBotSeats(cluster.redis, cluster.prefix).read(range(BOT_BUCKETS))
     assert summary["seats"] == {"olympians": True, "chthonians": True}
     player = await cluster.player(
         person.value[:3], room["room"], room["epoch"], [process.ws_url], token=room["token"]
@@ -84,8 +84,8 @@ def test_each_seat_is_in_a_bucket_its_shard_reads(shards: int, reads: int) -> No
     for n in range(2000):
         room = f"room{n}"
         [owner] = [worker for worker in workers if worker.mine(room)]
-        assert room_bots_key("p", room) in owner.record_keys()
-    assert sum(len(worker.record_keys()) for worker in workers) == reads
+        assert bot_hash(room) % BOT_BUCKETS in owner.record_buckets()
+    assert sum(len(worker.record_buckets()) for worker in workers) == reads
 
 
 @pytest.mark.parametrize(
@@ -117,7 +117,8 @@ async def watched_to_the_end(
     check_stream(person, oracle, Faction(room["seat"]))
     check_stream(spectator, oracle, None)
     async with asyncio.timeout(GAME_TIMEOUT):
-        while await cluster.redis.hlen(room_bots_key(cluster.prefix, room["room"])):
+        bots = RedisBotSeats(cluster.redis, cluster.prefix)
+        while any(f.startswith(f"{room['room']}:") for f in await bots.read(range(BOT_BUCKETS))):
             await asyncio.sleep(0.05)
     return oracle
 

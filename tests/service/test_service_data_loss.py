@@ -31,6 +31,7 @@ from olympus.rules import Faction, GameState, encode, execute, legal_actions
 from olympus.rules.events import Event
 from olympus.server.room import now_ms
 from olympus.store import EventStore
+from olympus.store.redis_indexes import RedisDeadlines
 
 CHT = Faction.CHTHONIANS
 
@@ -113,7 +114,8 @@ async def test_a_rebuilt_room_re_arms_its_clock_for_the_deadline_it_now_has(
 
     assert await store.redis.client_kill_filter(_type="pubsub") >= 1  # noticed: a rebuild
     assert await chthonians.wait_closed() == 4409
-    index = server.services.clocks.index_key(game.room)  # what others go by: the older deadline
+    # what others go by: the older deadline
+    index = RedisDeadlines(store.redis, server.settings.prefix).key(game.room)
     while await store.redis.zscore(index, game.room) != due:
         assert now_ms() < due, "the index did not hold the rebuilt deadline before it fell due"
         await asyncio.sleep(0.02)

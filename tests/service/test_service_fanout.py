@@ -19,11 +19,11 @@ from service_harness import ServerThread, WsClient, create_game, live_game, seat
 
 from olympus.rules import Faction, legal_actions
 from olympus.server import Settings
-from olympus.server.metrics import ServiceMetrics
-from olympus.server.redis_clients import cluster_url, command_client, pubsub_client
-from olympus.server.sharded_hints import ShardedHints
-from olympus.store import EmbeddedRedis, EventStore, StoredEvent, chain_next
+from olympus.store import EmbeddedRedis, EventStore, StoreConfig, StoredEvent, chain_next
 from olympus.store.local_cluster import LocalCluster
+from olympus.store.redis_clients import cluster_url, command_client, pubsub_client
+from olympus.store.redis_hints import RedisHints
+from olympus.store.sharded_hints import ShardedHints
 
 
 async def test_events_reach_other_processes_after_the_pubsub_connection_dies(
@@ -69,7 +69,7 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
     subscribed, so the old master unsubscribes it. Each time the process reads the map again,
     subscribes on the slot's new master (the confirmation: the fan-out reads the room's tail),
     and hears the room's next append there."""
-    settings = Settings(redis_url=cluster_url(redis_cluster.startup))
+    settings = StoreConfig(cluster_url(redis_cluster.startup))
     cluster = command_client(settings)
     assert isinstance(cluster, RedisCluster)
     store = EventStore(cluster, prefix=f"moved-{uuid.uuid4().hex[:8]}")
@@ -79,10 +79,14 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
     home = redis_cluster.master_of(store.keys(room).events)
     away = next(m for m in redis_cluster.live_masters if m is not home)
     messages: list[dict[str, Any]] = []
-    metrics = ServiceMetrics()
     wanted: dict[bytes, str] = {}
+    lost: list[None] = []  # a connection lost or a subscription moved, each
     hints = ShardedHints(
-        cluster, functools.partial(pubsub_client, settings), wanted, messages.append, metrics
+        cluster,
+        functools.partial(pubsub_client, settings),
+        wanted,
+        messages.append,
+        lambda: lost.append(None),
     )
     await hints.start()
     try:
@@ -107,7 +111,7 @@ async def test_sharded_hints_follow_a_slot_that_moves(redis_cluster: LocalCluste
             assert messages[-1]["data"] == b"1"
         # At least one gap per move: a move is a SETSLOT on each node in turn, so a regroup in
         # the middle of one may read a map that is still old and meet one more gap.
-        assert metrics.pubsub_reconnects.get() >= 2
+        assert len(lost) >= 2
     finally:
         await hints.stop()
         redis_cluster.move_slot(slot, home)
@@ -130,7 +134,7 @@ async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
     confirmation makes it read the room's tail, as the fan-out does: the lost event arrives.
     The next append's hint is heard on the new master. A follower doing what the fan-out does
     (read the tail after every hint and every confirmation) gets every event once, in order."""
-    settings = Settings(redis_url=cluster_url(redis_cluster.startup))
+    settings = StoreConfig(cluster_url(redis_cluster.startup))
     cluster = command_client(settings)
     assert isinstance(cluster, RedisCluster)
     store = EventStore(cluster, prefix=f"migrates-{uuid.uuid4().hex[:8]}")
@@ -162,9 +166,13 @@ async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
             wake.clear()
             got.extend(await store.read(room, got[-1].version if got else 0))
 
-    metrics = ServiceMetrics()
+    lost: list[None] = []  # a connection lost or a subscription moved, each
     hints = ShardedHints(
-        cluster, functools.partial(pubsub_client, settings), {channel: room}, dispatch, metrics
+        cluster,
+        functools.partial(pubsub_client, settings),
+        {channel: room},
+        dispatch,
+        lambda: lost.append(None),
     )
     await hints.start()
     follower = asyncio.create_task(follow())
@@ -194,7 +202,7 @@ async def test_sharded_hints_follow_a_live_room_whose_slot_migrates(
         assert heard() == [b"5"]  # not b"4": published where nobody listened
         assert got == await store.read(room)  # each event once, in order
         assert [e.data for e in got] == [b"e1", b"e2", b"e3", b"e4", b"e5"]
-        assert metrics.pubsub_reconnects.get() >= 1
+        assert len(lost) >= 1
     finally:
         follower.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -219,7 +227,7 @@ async def test_idle_rooms_are_dropped_and_reloaded(
     while server.services.rooms:
         assert time.monotonic() < deadline, "the idle room stayed loaded"
         await asyncio.sleep(0.05)
-    assert server.services.fanout.channels == {}  # unsubscribed too
+    assert server.services.fanout.hints.channels == {}  # type: ignore[attr-defined]  # unsubscribed
     again = await WsClient.open(server.ws_url)
     assert (await again.hello(spectate=game.room))["type"] == "welcome"
     await again.close()
@@ -242,3 +250,35 @@ async def test_a_socket_too_far_behind_is_closed(
     await late.send({"type": "hello", "spectate": game.room, "last_seq": 0, "epoch": game.epoch})
     assert await late.wait_closed() == 4413
     assert len(late.messages) <= backlog // 2
+
+
+def noop(*_: object) -> None:
+    """A handler of hints that does nothing with them."""
+
+
+async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(
+    store: EventStore, settings: Settings
+) -> None:
+    """After a loss, the fan-out connects again and then subscribes to its channels. A room
+    watched while it connects (when there is nowhere to subscribe) must be among them, or its
+    hints, and other processes' moves in it, would never reach this process."""
+    client = Redis.from_url(settings.redis_url)
+    fanout = RedisHints(
+        store.redis, [client], lambda url: client, store, noop, noop, lambda: None
+    )
+    late = "late"
+    channel = store.hint_channel(late)
+    try:
+        await fanout._resubscribe()
+        fanout.pubsub.close()  # lost
+        reconnecting = asyncio.get_running_loop().create_task(fanout._resubscribe())
+        await asyncio.sleep(0)  # it waits for its new connection
+        assert not fanout._subscribed
+        await fanout.watch(late)
+        await reconnecting
+        deadline = asyncio.get_running_loop().time() + 10
+        while (await store.redis.pubsub_numsub(channel))[0][1] != 1:
+            assert asyncio.get_running_loop().time() < deadline, "never subscribed"
+            await asyncio.sleep(0.01)
+    finally:
+        await fanout.stop()

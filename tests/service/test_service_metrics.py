@@ -117,6 +117,21 @@ async def settled(server: ServerProcess, series: str, value: float) -> None:
         await asyncio.sleep(0.1)
 
 
+async def counted(server: ServerProcess, acknowledged: int) -> None:
+    """Until a scrape counts ``acknowledged`` commands, ok or duplicate."""
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        series = (await scrape(server))[1]
+        seen = sum(series.get(f'olympus_commands_total{{result="{r}"}}', 0) for r in RESULTS)
+        if seen == acknowledged:
+            return
+        assert time.monotonic() < deadline, f"{seen} commands counted, not {acknowledged}"
+        await asyncio.sleep(0.1)
+
+
+RESULTS = ("ok", "duplicate")
+
+
 async def play(server: ServerProcess, players: list[Player], seed: int) -> None:
     """A game whose two seats play it to the end (bots), their sockets where the kernel puts
     them."""
@@ -173,7 +188,9 @@ async def test_every_worker_answers_metrics_with_the_totals_of_all(
             await refuse(server)
         acknowledged = sum(len(p.acks) for p in players)
 
-        # Every scrape, whichever worker answers, has the totals of both.
+        # Every scrape, whichever worker answers, has the totals of both: once each worker has
+        # added what a command counts (it tallies them, and adds them every second).
+        await counted(server, acknowledged)
         done = await scrapes(server, workers)
         first = totals(done[0][1])
         for pid, series in done:

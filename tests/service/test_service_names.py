@@ -9,6 +9,9 @@ import pytest
 
 from olympus.server.names import check_name
 
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
+
 
 @pytest.mark.parametrize(
     ("name", "code"),

@@ -13,12 +13,16 @@ import random
 from collections.abc import Callable
 
 import httpx
+import pytest
 from service_harness import Oracle, ServerThread, WsClient, create_game, seat, setup_from
 
 from olympus.rules import BOARD, Faction
 from olympus.rules.characters import LEADER, PICKED_PER_SIDE, ROSTER
 from olympus.rules.setup import random_placements
 from olympus.store import EventStore
+
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
 
 
 def legals(client: WsClient) -> list[dict]:
@@ -53,7 +57,10 @@ async def test_setup_options_then_waiting_then_actions(
 
     second = seats[first.enemy]
     assert (await second.command("s1", setup_from(await second.latest_legal())))["type"] == "ack"
-    state = await Oracle(store, game.room).sync()
+    oracle = Oracle(store, game.room)
+    state = await oracle.sync()
+    for faction, client in seats.items():  # each seat has every event of both setups
+        await client.wait_seq(len(oracle.messages(faction)))
     to_move = await seats[state.turn].latest_legal()
     assert to_move["actions"] and "waiting" not in to_move
     other = await seats[state.turn.enemy].latest_legal()

@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 
 import httpx
+import pytest
 from service_harness import (
     Oracle,
     ServerThread,
@@ -30,6 +31,9 @@ from olympus.rules import Faction, Phase, legal_actions
 from olympus.server import Settings
 from olympus.server.computer import BotSeat
 from olympus.store import EventStore
+
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
 
 
 async def test_two_processes_play_a_game_to_the_end(

@@ -45,10 +45,9 @@ from olympus.lifetime import alive, children
 from olympus.native import turned_off
 from olympus.rules import COMPILED, Faction, legal_actions
 from olympus.rules.observation import view
-from olympus.server import Settings
-from olympus.server.redis_clients import cluster_url, command_client
-from olympus.store import EmbeddedRedis, EventStore, StoredEvent
+from olympus.store import EmbeddedRedis, EventStore, StoreConfig, StoredEvent
 from olympus.store.local_cluster import LocalCluster
+from olympus.store.redis_clients import cluster_url, command_client
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
 GAME_TIMEOUT = 60.0
@@ -71,7 +70,7 @@ class Cluster:
         self.processes: list[ServerProcess] = []
         self.players: list[Player] = []
         # The service's own client: one Redis, or a Redis Cluster (redis+cluster://…).
-        self.redis = command_client(Settings(redis_url=redis_url))
+        self.redis = command_client(StoreConfig(redis_url))
         self.store = EventStore(self.redis, prefix=self.prefix)
 
     async def start(self, *names: str) -> list[ServerProcess]:

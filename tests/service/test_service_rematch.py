@@ -19,6 +19,7 @@ def _bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
+@pytest.mark.memory_store
 async def test_rematch_swaps_sides_with_the_same_options(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
@@ -66,6 +67,7 @@ async def test_rematch_swaps_sides_with_the_same_options(
     await Oracle(store, rematch["room"]).sync()
 
 
+@pytest.mark.memory_store
 async def test_rematch_needs_a_finished_game_and_a_seat_token(http: httpx.AsyncClient) -> None:
     created = (await http.post("/rooms", json={"side": "olympians", "name": "Ann"})).json()
     joined = (await http.post(f"/rooms/{created['room']}/join", json={"name": "Bob"})).json()
@@ -81,7 +83,7 @@ async def test_a_rematch_whose_claim_was_written_before_a_lost_reply_is_still_ma
     http: httpx.AsyncClient, store: EventStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The HSETNX that claims the rematch is sent again when its connection is lost after
-    Redis ran it (redis_clients.py): the resend finds the claim already there, and it is this
+    Redis ran it (store/redis_clients.py): the resend finds the claim already there, and it is this
     request's own id, so the request makes the rematch instead of answering "being set up"
     to everyone for ever. (The first sending's write is made here by hand.)"""
     created = (await http.post("/rooms", json={"side": "olympians", "name": "Ann"})).json()

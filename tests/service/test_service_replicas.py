@@ -17,7 +17,6 @@ import random
 import re
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -36,9 +35,9 @@ from olympus.bots import choose
 from olympus.rules import Faction, GameState, IllegalCommand, execute_steps, legal_actions
 from olympus.rules.legal import LegalAction
 from olympus.server import Settings
-from olympus.server.redis_clients import cluster_url, command_client
-from olympus.store import EventStore
+from olympus.store import EventStore, StoreConfig
 from olympus.store.local_cluster import LocalCluster, Node
+from olympus.store.redis_clients import cluster_url, command_client
 
 REPLICA_SECONDS = 60.0  # how long a replica may take to go, or to come back and sync
 
@@ -123,7 +122,7 @@ async def test_a_resent_command_is_acknowledged_only_once_a_replica_has_it(
     their ``ack`` (duplicates), and the log holds each once."""
     url = cluster_url(own_cluster.startup)
     server = start_server(redis_url=url, append_replicas=1, append_replica_timeout_ms=2000)
-    redis = command_client(replace(settings, redis_url=url))
+    redis = command_client(StoreConfig(url))
     store = EventStore(redis, prefix=settings.prefix)
     sockets: list[WsClient] = []
     try:

@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import httpx
+import pytest
 from service_harness import Oracle, ServerThread, WsClient, live_game, seat
 
 from olympus.rules import Faction, legal_actions
 from olympus.store import EventStore
+
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
 

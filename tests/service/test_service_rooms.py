@@ -7,6 +7,7 @@ import random
 from collections.abc import Callable
 
 import httpx
+import pytest
 from service_harness import (
     Game,
     Oracle,
@@ -21,6 +22,7 @@ from olympus.rules import COMPILED, Faction, Phase, decode
 from olympus.store import EventStore
 
 
+@pytest.mark.memory_store
 async def test_create_join_and_spectate(
     http: httpx.AsyncClient, server: ServerThread, store: EventStore
 ) -> None:
@@ -57,6 +59,7 @@ async def test_create_join_and_spectate(
     await spectator.close()
 
 
+@pytest.mark.memory_store
 async def test_challenge_creator_sets_honor_other_player_picks_side(
     http: httpx.AsyncClient, store: EventStore
 ) -> None:
@@ -81,6 +84,7 @@ async def test_challenge_creator_sets_honor_other_player_picks_side(
     assert decode(first.data).chthonian_honor == -4
 
 
+@pytest.mark.memory_store
 async def test_bad_requests(http: httpx.AsyncClient) -> None:
     assert (await http.post("/rooms", content=b"{nope")).json()["code"] == "bad_json"
     unknown = await http.post("/rooms", json={"colour": "red"})
@@ -95,6 +99,7 @@ async def test_bad_requests(http: httpx.AsyncClient) -> None:
     assert forged.status_code == 401
 
 
+@pytest.mark.memory_store
 async def test_live_log_is_the_spectator_view(http: httpx.AsyncClient, server: ServerThread):
     game = await create_game(http)
     log = (await http.get(f"/rooms/{game.room}/log")).json()
@@ -110,6 +115,7 @@ async def test_live_log_is_the_spectator_view(http: httpx.AsyncClient, server: S
     assert summary["status"] == "live" and summary["seats"] == {f.value: True for f in Faction}
 
 
+@pytest.mark.memory_store
 async def test_health_and_metrics(http: httpx.AsyncClient) -> None:
     health = await http.get("/healthz")
     assert health.status_code == 200 and health.json()["status"] == "ok"

@@ -43,8 +43,8 @@ from test_service_processes import (
 )
 
 from olympus.rules import Faction
-from olympus.server.redis_clients import cluster_url
 from olympus.store.local_cluster import LocalCluster, Node
+from olympus.store.redis_clients import cluster_url
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
 # A seat waits this long before each command: the games then last through the failover, and

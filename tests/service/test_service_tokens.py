@@ -13,6 +13,9 @@ from olympus.server import tokens
 from olympus.server.tokens import SeatClaim, TokenError
 from olympus.store import EventStore
 
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
+
 SECRET = b"k" * 32
 
 

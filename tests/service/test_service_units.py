@@ -9,11 +9,12 @@ import time
 from dataclasses import dataclass, field
 
 import msgpack
+import prometheus_client
 import pytest
-from redis.asyncio import Redis
+from prometheus_client import CollectorRegistry
 from service_harness import split_frame
 
-from olympus import bots
+from olympus import background, bots
 from olympus.rules import (
     Faction,
     GameState,
@@ -34,18 +35,21 @@ from olympus.rules.commands import SERVICE_FIELDS, Command, parse_command
 from olympus.rules.events import CombatCommitted, GameEnded, decode, encode_dict, to_dict
 from olympus.rules.evolve import evolve
 from olympus.rules.observation import observe_event
-from olympus.server import Settings, background, protocol
+from olympus.server import Settings, protocol
 from olympus.server.clocks import Clocks
-from olympus.server.fanout import Fanout
 from olympus.server.feed import Feed
 from olympus.server.loop_lag import LoopLag
-from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics
+from olympus.server.metrics import Counter, Histogram, Registry, ServiceMetrics, exposition
 from olympus.server.protocol import JSON, MSGPACK, Codec, Frame, ProtocolError, choose_codec
 from olympus.server.ratelimit import TokenBucket
-from olympus.server.registry import RoomRegistry
-from olympus.server.room import AUDIENCES, HeldLog, NewEvent, RoomRuntime, _packed_view, now_ms
+from olympus.server.room import RoomRuntime, now_ms
+from olympus.server.room_feed import AUDIENCES
+from olympus.server.room_log import HeldLog, NewEvent, _packed_view
 from olympus.server.services import Services
 from olympus.store import EventStore, command_digest
+
+# The service's own logic: on the memory backend (tests/store shows both backends alike).
+pytestmark = pytest.mark.memory_store
 
 
 def test_prometheus_text_format() -> None:
@@ -65,6 +69,38 @@ def test_prometheus_text_format() -> None:
     assert 'x_seconds_bucket{le="0.1"} 2\n' in text  # cumulative
     assert 'x_seconds_bucket{le="+Inf"} 3\n' in text
     assert "x_seconds_count 3\n" in text and "x_seconds_sum 3.055" in text
+
+
+@pytest.mark.parametrize("buffered", [False, True])
+def test_tallied_metrics_expose_what_prometheus_client_would(buffered: bool) -> None:
+    """A buffered counter and a histogram (tallied here, added to prometheus-client's values
+    by ``refresh``) expose, on a bound and between bounds, exactly what prometheus-client's
+    own ``inc``/``observe`` give; the histogram adds to its internals (``_buckets``, ``_sum``),
+    and a change of their shape fails here."""
+    ours = Registry()
+    counter = ours.add(Counter("y_total", "C.", ("result",), buffered=buffered))
+    histogram = ours.add(Histogram("y_seconds", "H.", buckets=(0.01, 0.1, 1.0)))
+    plain = CollectorRegistry()
+    theirs_counter = prometheus_client.Counter("y", "C.", ("result",), registry=plain)
+    theirs = prometheus_client.Histogram(
+        "y_seconds", "H.", buckets=(0.01, 0.1, 1.0), registry=plain
+    )
+    values = (0.0, 0.01, 0.0100001, 0.1, 0.5, 1.0, 7.0)
+    for round_ in range(2):  # a flush between: tallies are not added twice
+        for value in values:
+            histogram.observe(value)
+            theirs.observe(value)
+            counter.inc("ok")
+            theirs_counter.labels("ok").inc()
+        mine, expected = ours.render().splitlines(), exposition(plain.collect()).splitlines()
+        # the sum as a float added in another order: equal but for the last digits
+        assert [line for line in mine if "_sum " not in line] == [
+            line for line in expected if "_sum " not in line
+        ], round_
+        [sum_line] = [line for line in mine if "_sum " in line]
+        [expected_sum] = [line for line in expected if "_sum " in line]
+        assert float(sum_line.split()[1]) == pytest.approx(float(expected_sum.split()[1]))
+    assert counter.get("ok") == 2 * len(values)
 
 
 def test_token_bucket_allows_bursts_and_refills() -> None:
@@ -315,9 +351,7 @@ async def test_a_process_is_overloaded_while_its_loop_lags_more_than_the_thresho
         assert services.overloaded
     finally:
         await services.loop_lag.stop()
-        await services.redis.aclose()
-        for client in services.pubsub_clients:
-            await client.aclose()
+        await services.backend.aclose()
 
 
 def test_overload_threshold_comes_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -379,14 +413,14 @@ async def test_a_hint_that_comes_during_a_submit_is_read_when_it_ends(
         action = bots.choose(rng, room.state)
         assert action is not None
         await theirs.submit(action.command, "theirs")
-        room.request_catch_up(theirs.version)  # their hint, while our submit is under way
+        room.reader.request(theirs.version)  # their hint, while our submit is under way
 
     ours.append_listeners.append(theirs_move_meanwhile)
     action = bots.choose(rng, ours.state)
     assert action is not None
     await ours.submit(action.command, "ours")
-    assert ours._catch_up is not None and ours.version < theirs.version
-    await ours._catch_up
+    assert ours.reader.task is not None and ours.version < theirs.version
+    await ours.reader.task
     assert (ours.version, ours.chain) == (theirs.version, theirs.chain)
 
 
@@ -423,7 +457,7 @@ async def test_each_audience_is_sent_exactly_its_own_view_of_each_event(
             break
         await room.submit(action.command, f"c{n}")
     events = [decode(stored.data) for stored in await store.read(room_id, 0)]
-    for audience, feed in room.feeds.items():
+    for audience, feed in room.feed.feeds.items():
         expected, state = [], GameState()
         for e in events:
             after = evolve(state, e)
@@ -463,7 +497,7 @@ async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
     room, rng = await _set_up_room(store, settings, f"legal{options.open_combat:d}", options, 5)
     sockets = [Socket(seat, codec) for seat in Faction for codec in (JSON, MSGPACK)]
     for socket in sockets:
-        room.attach(socket, None, None)
+        room.feed.attach(socket, None, None)
     combats = 0
     for n in range(300):
         action = bots.choose(rng, room.state)
@@ -480,7 +514,7 @@ async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
             actions = legal_actions(state, seat)
             setup = None if actions else setup_options(state, seat)
             waiting = None if actions or setup else waiting_reason(state, seat)
-            message = protocol.legal(room.feeds[seat].seq, actions, setup, waiting)
+            message = protocol.legal(room.feed.feeds[seat].seq, actions, setup, waiting)
             if terms is not None:
                 message["strength"] = terms
             if (outcomes := removal_outcomes(state, seat)) is not None:
@@ -521,7 +555,7 @@ async def test_game_over_is_the_whole_log_in_either_codec(
         if room.over:
             break
     assert room.over
-    log = room.full_log()
+    log = room.feed.full_log()
     assert len(log) > 100 and log == [to_dict(decode(s.data)) for s in await store.read("over", 0)]
     again = RoomRuntime("over", room.epoch, store, settings, ServiceMetrics())
     again.load(await store.read("over", 0))
@@ -529,7 +563,7 @@ async def test_game_over_is_the_whole_log_in_either_codec(
         for audience in (*Faction, None):
             for codec in (JSON, MSGPACK):
                 socket = Socket(audience, codec)
-                runtime.attach(socket, None, None)
+                runtime.feed.attach(socket, None, None)
                 over = codec.encode(protocol.game_over(room.state.result, log))
                 assert socket.frames[-1] == over
 
@@ -543,7 +577,7 @@ async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(
     room, rng = await _set_up_room(store, settings, "broken", Options(), seed=6)
     good, broken = Socket(Faction.OLYMPIANS), Socket(Faction.OLYMPIANS)
     for socket in (good, broken):
-        room.attach(socket, None, None)
+        room.feed.attach(socket, None, None)
     broken.codec = Codec("nameless", binary=True)
     sent = {socket: len(socket.frames) for socket in (good, broken)}
     action = bots.choose(rng, room.state)
@@ -554,42 +588,6 @@ async def test_a_frame_that_fails_to_build_is_logged_and_the_others_go_out(
     assert [m["type"] for m in told][-1] == "legal" and told[-1]["seq"] == told[-2]["seq"]
     assert {m["type"] for m in told[:-1]} == {"event"}
     assert {msgpack.unpackb(f)["type"] for f in broken.frames[sent[broken] :]} == {"event"}
-
-
-async def test_a_room_watched_while_the_hints_reconnect_is_subscribed_after(
-    store: EventStore, settings: Settings
-) -> None:
-    """After a loss, the fan-out connects again and then subscribes to its channels. A room
-    watched while it connects (when there is nowhere to subscribe) must be among them, or its
-    hints, and other processes' moves in it, would never reach this process."""
-    metrics = ServiceMetrics()
-    hints = Redis.from_url(settings.redis_url)
-    fanout = Fanout(
-        store.redis,
-        [hints],
-        lambda url: hints,
-        store,
-        RoomRegistry(store, settings, metrics),
-        settings.prefix,
-        metrics,
-    )
-    late = RoomRuntime("late", 1, store, settings, metrics)
-    channel = store.hint_channel(late.room_id)
-    try:
-        await fanout._resubscribe()
-        fanout.pubsub.close()  # lost
-        reconnecting = asyncio.get_running_loop().create_task(fanout._resubscribe())
-        await asyncio.sleep(0)  # it waits for its new connection
-        assert not fanout._subscribed
-        await fanout.watch(late)
-        await reconnecting
-        deadline = asyncio.get_running_loop().time() + 10
-        while (await store.redis.pubsub_numsub(channel))[0][1] != 1:
-            assert asyncio.get_running_loop().time() < deadline, "never subscribed"
-            await asyncio.sleep(0.01)
-    finally:
-        await fanout.stop()
-        await hints.aclose()
 
 
 def test_a_view_two_audiences_share_is_packed_once() -> None:

@@ -1,4 +1,6 @@
-"""Classic event-store tests (EventStoreDB, SQLStreamStore, Python eventsourcing) on real Redis."""
+"""Classic event-store tests (EventStoreDB, SQLStreamStore, Python eventsourcing): the log's
+port (``EventLog``, with the lobby's ``RoomIndex``) on every backend, memory, one Redis and a
+Redis Cluster (tests/store/conftest.py: ``backend``), then how the log lives in Redis."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from olympus.store import (
     AppendResult,
     Applied,
     EmbeddedRedis,
+    EventLog,
     EventStore,
     EventsTrimmed,
     IdReused,
@@ -35,10 +38,12 @@ from olympus.store import (
     NotReplicated,
     Replicated,
     RoomExists,
+    RoomIndex,
     RoomNotFound,
     Snapshot,
     SnapshotAhead,
     StoredEvent,
+    StoreUnavailable,
     TrimBeyondSnapshot,
     VersionConflict,
     chain_next,
@@ -51,88 +56,126 @@ def ev(n: int) -> bytes:
     return f"event-{n}".encode()
 
 
-async def new_room(store: EventStore, room_id: str, n_events: int = 0) -> None:
-    await store.create_room(room_id, b"meta")
+async def new_room(events: EventLog, room_id: str, n_events: int = 0) -> None:
+    await events.create_room(room_id, b"meta")
     if n_events:
-        await store.append(room_id, 0, [ev(i) for i in range(1, n_events + 1)])
+        await events.append(room_id, 0, [ev(i) for i in range(1, n_events + 1)])
 
 
 # -- rooms --------------------------------------------------------------------------------
 
 
-async def test_create_room_epoch_and_meta(store: EventStore, room_id: str) -> None:
-    epoch = await store.create_room(room_id, b"\x81\xa4mode\xa4duel")
+async def test_create_room_epoch_and_meta(events: EventLog, room_id: str) -> None:
+    epoch = await events.create_room(room_id, b"\x81\xa4mode\xa4duel")
     assert 0 < epoch < 2**63
-    assert await store.epoch(room_id) == epoch
-    assert await store.room_meta(room_id) == b"\x81\xa4mode\xa4duel"
-    assert await store.version(room_id) == 0
+    assert await events.epoch(room_id) == epoch
+    assert await events.room_meta(room_id) == b"\x81\xa4mode\xa4duel"
+    assert await events.room_exists(room_id)
+    assert await events.version(room_id) == 0
     with pytest.raises(RoomExists):
-        await store.create_room(room_id, b"other")
-    assert await store.epoch(room_id) == epoch  # the failed create changed nothing
+        await events.create_room(room_id, b"other")
+    assert await events.epoch(room_id) == epoch  # the failed create changed nothing
+    assert await events.room_meta(room_id) == b"\x81\xa4mode\xa4duel"
 
 
-async def test_unknown_room_is_refused(store: EventStore, room_id: str) -> None:
+async def test_unknown_room_is_refused(events: EventLog, room_id: str) -> None:
     with pytest.raises(RoomNotFound):
-        await store.append(room_id, 0, [ev(1)])
+        await events.append(room_id, 0, [ev(1)])
     with pytest.raises(RoomNotFound):
-        await store.version(room_id)
+        await events.version(room_id)
     with pytest.raises(RoomNotFound):
-        await store.read(room_id)
+        await events.read(room_id)
     with pytest.raises(RoomNotFound):
-        await store.epoch(room_id)
-    assert not await store.redis.exists(store.keys(room_id).events)  # nothing was written
+        await events.epoch(room_id)
+    with pytest.raises(RoomNotFound):
+        await events.room_meta(room_id)
+    with pytest.raises(RoomNotFound):
+        await events.load(room_id)
+    with pytest.raises(RoomNotFound):
+        await events.save_snapshot(room_id, 1, b"s")
+    with pytest.raises(RoomNotFound):
+        await events.trim(room_id, 0)
+    assert not await events.room_exists(room_id)  # nothing was written
+    assert await events.load_snapshot(room_id) is None
+    assert await events.applied(room_id, "c1") is None
+    assert not await events.drop_snapshot_if_ahead(room_id)
+    assert not await events.delete_room(room_id)
 
 
-async def test_invalid_room_ids_are_rejected(store: EventStore) -> None:
+async def test_invalid_room_ids_are_rejected(events: EventLog) -> None:
     for bad in ["", "a{b}", "has space", "x" * 129]:
         with pytest.raises(ValueError):
-            await store.create_room(bad, b"")
+            await events.create_room(bad, b"")
+    for bad in ["a{b}", "x" * 129]:
+        with pytest.raises(ValueError):
+            await events.append(bad, 0, [ev(1)])
+        with pytest.raises(ValueError):
+            await events.read(bad)
+    assert await events.room_exists("x" * 128) is False  # the longest id is an id
 
 
-async def test_keys_share_one_hash_slot(store: EventStore, room_id: str) -> None:
-    slots = {key_slot(k.encode()) for k in vars_of(store, room_id)}
-    assert slots == {key_slot(room_id.encode())}
+async def test_malformed_appends_and_reads_are_rejected(events: EventLog, room_id: str) -> None:
+    """Refused before the room is looked at (``ValueError``, ``TypeError``), writing nothing."""
+    await new_room(events, room_id, 1)
+    bad_appends: list[tuple[type[Exception], dict[str, Any]]] = [
+        (ValueError, {"expected_version": 1, "events": []}),
+        (ValueError, {"expected_version": -1, "events": [ev(2)]}),
+        (ValueError, {"expected_version": 1, "events": [ev(2)], "command_id": ""}),
+        (ValueError, {"expected_version": 1, "events": [ev(2)], "chain": ""}),
+        (TypeError, {"expected_version": 1, "events": ["text"]}),
+        (ValueError, {"expected_version": 1, "events": [ev(2)], "digest": "XYZ"}),
+        (ValueError, {"expected_version": 1, "events": [ev(2)], "digest": "a" * 65}),
+    ]
+    for error, arguments in bad_appends:
+        with pytest.raises(error):
+            await events.append(room_id, **arguments)
+    for after, count in ((-1, None), (0, 0), (0, -2)):
+        with pytest.raises(ValueError):
+            await events.read(room_id, after, count)
+    with pytest.raises(ValueError):
+        await events.save_snapshot(room_id, 0, b"s")
+    with pytest.raises(ValueError):
+        await events.trim(room_id, -1)
+    assert await events.version(room_id) == 1
+    assert (await events.append(room_id, 1, [ev(2)], digest="a" * 64)).version == 2
 
 
 # -- appends and versions -----------------------------------------------------------------
 
 
-async def test_append_assigns_consecutive_versions_and_entry_ids(
-    store: EventStore, room_id: str
-) -> None:
-    await new_room(store, room_id)
-    r1 = await store.append(room_id, 0, [ev(1), ev(2), ev(3)])
-    r2 = await store.append(room_id, 3, [ev(4)])
+async def test_append_assigns_consecutive_versions(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id)
+    r1 = await events.append(room_id, 0, [ev(1), ev(2), ev(3)])
+    r2 = await events.append(room_id, 3, [ev(4)])
     assert (r1.first_version, r1.version, r1.duplicate) == (1, 3, False)
     assert (r2.first_version, r2.version, r2.duplicate) == (4, 4, False)
-    assert await store.version(room_id) == 4
-    entries = await store.redis.xrange(store.keys(room_id).events)
-    assert [(eid, fields) for eid, fields in entries] == [
-        (f"{i}-0".encode(), {b"e": ev(i)}) for i in range(1, 5)
-    ]
+    assert r1.chains == r2.chains == ()  # none given: none made
+    assert await events.version(room_id) == 4
+    assert await events.read(room_id) == [StoredEvent(i, ev(i)) for i in range(1, 5)]
 
 
 async def test_wrong_expected_version_is_a_conflict_and_writes_nothing(
-    store: EventStore, room_id: str
+    events: EventLog, room_id: str
 ) -> None:
-    await new_room(store, room_id, 2)
+    await new_room(events, room_id, 2)
     for stale in (0, 1, 3, 99):
         with pytest.raises(VersionConflict) as info:
-            await store.append(room_id, stale, [ev(100)], command_id=f"c{stale}")
+            await events.append(room_id, stale, [ev(100)], command_id=f"c{stale}")
         assert (info.value.expected, info.value.actual) == (stale, 2)
-    assert await store.version(room_id) == 2
+    assert await events.version(room_id) == 2
     # A rejected command id is not remembered: it can be applied later at the right version.
-    assert not (await store.append(room_id, 2, [ev(3)], command_id="c0")).duplicate
+    assert await events.applied(room_id, "c0") is None
+    assert not (await events.append(room_id, 2, [ev(3)], command_id="c0")).duplicate
 
 
 async def test_concurrent_writers_same_expected_version_exactly_one_wins(
-    store: EventStore, room_id: str
+    events: EventLog, room_id: str
 ) -> None:
-    await new_room(store, room_id, 1)
+    await new_room(events, room_id, 1)
     n = 20
 
     async def writer(i: int) -> Any:
-        return await store.append(room_id, 1, [f"w{i}-a".encode(), f"w{i}-b".encode()])
+        return await events.append(room_id, 1, [f"w{i}-a".encode(), f"w{i}-b".encode()])
 
     results = await asyncio.gather(*(writer(i) for i in range(n)), return_exceptions=True)
     wins = [r for r in results if not isinstance(r, BaseException)]
@@ -140,26 +183,26 @@ async def test_concurrent_writers_same_expected_version_exactly_one_wins(
     assert len(wins) == 1 and len(conflicts) == n - 1, results
     assert all(c.actual == 3 for c in conflicts)
     assert wins[0].first_version == 2 and wins[0].version == 3
-    events = await store.read(room_id)
-    assert [e.version for e in events] == [1, 2, 3]
-    assert events[1].data[:-1] == events[2].data[:-1]  # both from the single winner
+    stored = await events.read(room_id)
+    assert [e.version for e in stored] == [1, 2, 3]
+    assert stored[1].data[:-1] == stored[2].data[:-1]  # both from the single winner
 
 
 async def test_appends_sent_together_each_get_their_own_outcome(
-    store: EventStore, room_id: str
+    events: EventLog, room_id: str
 ) -> None:
-    """Appends of one turn of the event loop travel in one pipeline (store/batching.py): each
-    still gets its own result or error, and a refused one writes nothing and spoils nothing."""
+    """Appends of one turn of the event loop (on Redis one pipeline: store/batching.py) each
+    still get their own result or error, and a refused one writes nothing and spoils nothing."""
     rooms = [f"{room_id}-{k}" for k in range(6)]
     for room in rooms:
-        await new_room(store, room, 1)
+        await new_room(events, room, 1)
     calls = [
-        store.append(rooms[0], 1, [ev(2)], command_id="a"),
-        store.append(rooms[1], 0, [ev(2)]),  # stale: a conflict
-        store.append(rooms[2], 1, [ev(2), ev(3)]),
-        store.append(f"{room_id}-missing", 0, [ev(1)]),  # no such room
-        store.append(rooms[3], 1, [ev(2)], command_id="a"),  # same id, another room: applied
-        store.append(rooms[4], 1, [ev(2)]),
+        events.append(rooms[0], 1, [ev(2)], command_id="a"),
+        events.append(rooms[1], 0, [ev(2)]),  # stale: a conflict
+        events.append(rooms[2], 1, [ev(2), ev(3)]),
+        events.append(f"{room_id}-missing", 0, [ev(1)]),  # no such room
+        events.append(rooms[3], 1, [ev(2)], command_id="a"),  # same id, another room: applied
+        events.append(rooms[4], 1, [ev(2)]),
     ]
     first, conflict, two, missing, other, last = await asyncio.gather(
         *calls, return_exceptions=True
@@ -167,10 +210,374 @@ async def test_appends_sent_together_each_get_their_own_outcome(
     assert (first.version, two.version, other.version, last.version) == (2, 3, 2, 2)
     assert isinstance(conflict, VersionConflict) and conflict.actual == 1
     assert isinstance(missing, RoomNotFound)
-    assert [e.version for e in await store.read(rooms[1])] == [1]
-    assert [e.data for e in await store.read(rooms[2], 1)] == [ev(2), ev(3)]
+    assert [e.version for e in await events.read(rooms[1])] == [1]
+    assert [e.data for e in await events.read(rooms[2], 1)] == [ev(2), ev(3)]
     for room in rooms:
-        await store.delete_room(room)
+        await events.delete_room(room)
+
+
+async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
+    events: EventLog, room_id: str
+) -> None:
+    """Each writer reloads on conflict until it succeeds: all batches land, contiguously."""
+    await new_room(events, room_id)
+    n, batch = 20, 3
+
+    async def writer(i: int) -> int:
+        attempts = 0
+        while True:
+            attempts += 1
+            current = await events.version(room_id)
+            await asyncio.sleep(0)  # the others read it too (a backend may never yield)
+            try:
+                await events.append(
+                    room_id, current, [f"w{i}-{j}".encode() for j in range(batch)], f"w{i}"
+                )
+                return attempts
+            except VersionConflict:
+                await asyncio.sleep(0)
+
+    attempts = await asyncio.gather(*(writer(i) for i in range(n)))
+    stored = await events.read(room_id)
+    assert [e.version for e in stored] == list(range(1, n * batch + 1))
+    for start in range(0, n * batch, batch):
+        writers = {e.data.split(b"-")[0] for e in stored[start : start + batch]}
+        assert len(writers) == 1, stored[start : start + batch]  # a batch is never split
+    assert sum(attempts) > n  # there really was contention
+
+
+async def test_retried_command_id_is_applied_once(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 1)
+    first = await events.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
+    await events.append(room_id, 3, [ev(4)], command_id="cmd-43")
+    # The client never saw the first reply and retries with the same (now stale) version.
+    again = await events.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
+    assert again.duplicate and not first.duplicate
+    assert (again.first_version, again.version) == (first.first_version, first.version) == (2, 3)
+    assert [e.version for e in await events.read(room_id)] == [1, 2, 3, 4]
+    # A duplicate comes before the room's version, and even before a wrong chain.
+    late = await events.append(room_id, 3, [ev(2), ev(3)], command_id="cmd-42", chain="0" * 40)
+    assert (late.first_version, late.version, late.duplicate) == (2, 3, True)
+    assert await events.applied(room_id, "cmd-42") == Applied(2, 3, "")
+
+
+async def test_a_command_id_reused_for_another_command_is_refused(
+    events: EventLog, room_id: str
+) -> None:
+    """The id names the command it was applied to (its digest): the same command again is a
+    duplicate, another one under the id is refused, writing nothing, however stale."""
+    await new_room(events, room_id, 1)
+    moved, liturgy = command_digest(b"move Zeus 3"), command_digest(b"liturgy")
+    first = await events.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
+    again = await events.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
+    assert again.duplicate and (again.first_version, again.version) == (2, 2)
+    for expected in (1, 2):  # stale or current: the id check comes first
+        with pytest.raises(IdReused):
+            await events.append(room_id, expected, [ev(3)], command_id="c1", digest=liturgy)
+    assert [e.version for e in await events.read(room_id)] == [1, 2]
+    assert await events.applied(room_id, "c1") == Applied(2, 2, moved)
+    assert await events.applied(room_id, "c9") is None
+    # Without a digest (the service's own commands) an applied id is a duplicate.
+    assert (await events.append(room_id, 2, [ev(3)], command_id="c1")).duplicate
+    assert not first.duplicate
+    # An id applied without a digest is the same command whatever digest comes with it later.
+    await events.append(room_id, 2, [ev(3)], command_id="c2")
+    reply = await events.append(room_id, 3, [ev(4)], command_id="c2", digest=liturgy)
+    assert reply.duplicate and await events.applied(room_id, "c2") == Applied(3, 3, "")
+
+
+async def test_racing_appends_of_two_commands_under_one_id(events: EventLog, room_id: str) -> None:
+    """Two processes send different commands under the same id at the same version: exactly
+    one is applied; the other is refused as a reused id (checked in the same step)."""
+    await new_room(events, room_id, 1)
+    outcomes = await asyncio.gather(
+        *(
+            events.append(room_id, 1, [ev(k)], command_id="c1", digest=command_digest(b"%d" % k))
+            for k in (2, 3)
+        ),
+        return_exceptions=True,
+    )
+    assert sorted(type(o).__name__ for o in outcomes) == ["AppendResult", "IdReused"]
+    assert len(await events.read(room_id)) == 2
+
+
+async def test_confirm_vouches_only_for_the_record_as_it_is(events: EventLog, room_id: str) -> None:
+    """``confirm`` returns what ``applied`` read while the room's record is that; None for an
+    id never applied, a record other than the one seen, or a room deleted since."""
+    await new_room(events, room_id, 1)
+    await events.append(room_id, 1, [ev(2), ev(3)], command_id="c1", digest="ab")
+    seen = await events.applied(room_id, "c1")
+    assert seen == Applied(2, 3, "ab")
+    assert await events.confirm(room_id, "c1", seen) == seen
+    assert await events.confirm(room_id, "c9", seen) is None
+    assert await events.confirm(room_id, "c1", Applied(2, 3, "cd")) is None
+    await events.delete_room(room_id)
+    assert await events.confirm(room_id, "c1", seen) is None
+
+
+# -- reads --------------------------------------------------------------------------------
+
+
+async def test_read_ranges(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 10)
+    assert await events.read(room_id) == [StoredEvent(i, ev(i)) for i in range(1, 11)]
+    assert [e.version for e in await events.read(room_id, 3, count=4)] == [4, 5, 6, 7]
+    assert [e.version for e in await events.read(room_id, 8)] == [9, 10]
+    assert [e.version for e in await events.read(room_id, 9, count=5)] == [10]
+    assert await events.read(room_id, 10) == []
+    assert await events.read(room_id, 50) == []
+    with pytest.raises(ValueError):
+        await events.read(room_id, -1)
+    paged: list[StoredEvent] = []
+    while batch := await events.read(room_id, paged[-1].version if paged else 0, count=3):
+        paged.extend(batch)
+    assert paged == await events.read(room_id)
+
+
+async def test_binary_payloads_round_trip(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id)
+    payloads = [b"", b"\x00\xff\x00", bytes(range(256)) * 40]
+    await events.append(room_id, 0, payloads)
+    assert [e.data for e in await events.read(room_id)] == payloads
+    await events.create_room(f"{room_id}-b", bytes(range(256)))
+    assert await events.room_meta(f"{room_id}-b") == bytes(range(256))
+
+
+# -- snapshots, trimming, deletion ---------------------------------------------------------
+
+
+def fold(snapshot: Snapshot | None, events: list[StoredEvent]) -> list[bytes]:
+    """Toy projection: the state is the list of all event payloads."""
+    state = snapshot.data.split(b"|") if snapshot else []
+    return state + [e.data for e in events]
+
+
+async def test_snapshot_plus_tail_equals_full_read(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 8)
+    full = await events.read(room_id)
+    assert await events.load_snapshot(room_id) is None
+    unsnapped = await events.load(room_id)
+    assert (unsnapped.snapshot, unsnapped.events, unsnapped.version) == (None, full, 8)
+    assert await events.save_snapshot(room_id, 5, b"|".join(e.data for e in full[:5]))
+    loaded = await events.load(room_id)
+    assert loaded.snapshot is not None and loaded.snapshot.version == 5
+    assert [e.version for e in loaded.events] == [6, 7, 8]
+    assert loaded.version == 8 and loaded.epoch == await events.epoch(room_id)
+    assert fold(loaded.snapshot, loaded.events) == fold(None, full)
+
+
+async def test_only_latest_snapshot_is_kept_and_never_ahead(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 8)
+    assert await events.save_snapshot(room_id, 6, b"six")
+    assert not await events.save_snapshot(room_id, 4, b"four")  # late, older: ignored
+    assert not await events.save_snapshot(room_id, 6, b"six again")
+    assert await events.load_snapshot(room_id) == Snapshot(6, b"six")
+    with pytest.raises(SnapshotAhead) as ahead:
+        await events.save_snapshot(room_id, 9, b"from the future")
+    assert (ahead.value.version, ahead.value.stream_version) == (9, 8)
+    assert not await events.drop_snapshot_if_ahead(room_id)  # 6 <= 8: kept
+    assert await events.load_snapshot(room_id) == Snapshot(6, b"six")
+    assert await events.save_snapshot(room_id, 8, b"eight")
+    assert await events.load_snapshot(room_id) == Snapshot(8, b"eight")
+    assert (await events.load(room_id)).events == []
+
+
+async def test_an_append_naming_another_history_is_refused(events: EventLog, room_id: str) -> None:
+    """Each entry records its writer's chain. A writer that names a chain the room's last
+    entry does not record (it folded other events: here events a storage lost, then the room
+    grew back to the same version with others) is refused (``LogDiverged``), nothing written;
+    with the room's chain the append goes through, and without a chain it is not checked
+    (entries of writers that give none, which are not checked either)."""
+    await events.create_room(room_id, b"meta")
+    appended = await events.append(room_id, 0, [ev(1), ev(2)], chain="")
+    [first, second] = await events.read(room_id)
+    assert first.chain == chain_next("", ev(1))
+    assert second.chain == chain_next(chain_next("", ev(1)), ev(2))
+    assert appended.chains == (first.chain, second.chain)  # what the writer folds with
+    stale = chain_next(chain_next(second.chain, b"lost-3"), b"4")
+    await events.append(room_id, 2, [b"other-3", b"4"], chain=second.chain)  # another writer
+
+    with pytest.raises(LogDiverged) as diverged:
+        await events.append(room_id, 4, [b"stale-5"], chain=stale)
+    assert diverged.value.version == 4
+    assert [e.data for e in await events.read(room_id, 2)] == [b"other-3", b"4"]
+    fourth = (await events.read(room_id, 3))[0]
+    assert (await events.append(room_id, 4, [b"5"], chain=fourth.chain)).version == 5
+    assert (await events.append(room_id, 5, [b"6"])).version == 6  # unchecked
+    assert [e.chain for e in await events.read(room_id, 5)] == [""]  # and none recorded
+    assert (await events.append(room_id, 6, [b"7"], chain=stale)).version == 7  # not checked
+
+
+async def test_append_after_trim_uses_versions_not_length(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 10)
+    with pytest.raises(TrimBeyondSnapshot) as beyond:
+        await events.trim(room_id, 6)  # no snapshot yet
+    assert (beyond.value.keep_after_version, beyond.value.snapshot_version) == (6, 0)
+    assert await events.trim(room_id, 0) == 0  # nothing to trim before the first event
+    await events.save_snapshot(room_id, 6, b"state@6")
+    assert await events.trim(room_id, 6) == 6
+    assert await events.trim(room_id, 6) == 0  # gone already
+    assert await events.version(room_id) == 10
+    with pytest.raises(EventsTrimmed) as info:
+        await events.read(room_id, 2)
+    assert info.value.first_available == 7
+    with pytest.raises(EventsTrimmed):
+        await events.read(room_id, 5, count=1)
+    assert [e.version for e in await events.read(room_id, 6)] == [7, 8, 9, 10]
+    with pytest.raises(VersionConflict) as conflict:
+        await events.append(room_id, 4, [ev(11)])  # 4 == events kept: must not be accepted
+    assert conflict.value.actual == 10
+    assert (await events.append(room_id, 10, [ev(11)])).version == 11
+    loaded = await events.load(room_id)
+    assert loaded.snapshot == Snapshot(6, b"state@6")
+    assert [e.version for e in loaded.events] == [7, 8, 9, 10, 11]
+
+
+async def test_append_after_trimming_every_event(events: EventLog, room_id: str) -> None:
+    await new_room(events, room_id, 5)
+    await events.save_snapshot(room_id, 5, b"state@5")
+    assert await events.trim(room_id, 5) == 5
+    assert await events.version(room_id) == 5
+    assert await events.read(room_id, 5) == []
+    with pytest.raises(EventsTrimmed) as info:
+        await events.read(room_id, 0)
+    assert info.value.first_available is None
+    loaded = await events.load(room_id)
+    assert (loaded.snapshot, loaded.events, loaded.version) == (Snapshot(5, b"state@5"), [], 5)
+    with pytest.raises(VersionConflict):
+        await events.append(room_id, 0, [ev(6)])
+    assert (await events.append(room_id, 5, [ev(6)])).version == 6
+    assert await events.read(room_id, 5) == [StoredEvent(6, ev(6))]
+    # A chain is checked against the last entry's: once that is trimmed, against none.
+    chain = chain_next("", b"another history")
+    assert (await events.append(room_id, 6, [ev(7)], chain=chain)).chains == (
+        chain_next(chain, ev(7)),
+    )
+    with pytest.raises(LogDiverged):
+        await events.append(room_id, 7, [ev(8)], chain=chain)
+    await events.save_snapshot(room_id, 7, b"state@7")
+    assert await events.trim(room_id, 7) == 2
+    assert (await events.append(room_id, 7, [ev(8)], chain=chain)).version == 8
+
+
+async def test_delete_then_recreate_starts_a_new_incarnation(
+    events: EventLog, rooms: RoomIndex, room_id: str
+) -> None:
+    first_epoch = await events.create_room(room_id, b"first")
+    await events.append(room_id, 0, [ev(1), ev(2)], command_id="c1")
+    await events.save_snapshot(room_id, 2, b"s")
+    await rooms.set_room_status(room_id, "live")
+    assert await events.delete_room(room_id)
+    assert not await events.delete_room(room_id)
+    with pytest.raises(RoomNotFound):
+        await events.append(room_id, 2, [ev(3)])
+    assert not await events.room_exists(room_id)
+    assert await events.load_snapshot(room_id) is None
+    assert await events.applied(room_id, "c1") is None
+    assert await rooms.room_status(room_id) is None
+    assert room_id not in await rooms.rooms_by_status("live")
+
+    second_epoch = await events.create_room(room_id, b"second")
+    assert second_epoch != first_epoch
+    assert await events.version(room_id) == 0
+    assert await events.read(room_id) == []
+    assert await events.load_snapshot(room_id) is None
+    with pytest.raises(VersionConflict):
+        await events.append(room_id, 2, [ev(3)])
+    # The first incarnation's command ids are forgotten.
+    fresh = await events.append(room_id, 0, [ev(1)], command_id="c1")
+    assert not fresh.duplicate and fresh.version == 1
+    assert await events.room_meta(room_id) == b"second"
+    assert await events.epoch(room_id) == second_epoch
+
+
+# -- lobby index ----------------------------------------------------------------------------
+
+
+async def test_room_status_index(events: EventLog, rooms: RoomIndex) -> None:
+    ids = [f"r{i}" for i in range(5)]
+    for r in ids:
+        await events.create_room(r, b"")
+        assert await rooms.set_room_status(r, "open") is None
+    assert await rooms.set_room_status("r1", "live") == "open"
+    assert await rooms.set_room_status("r3", "live") == "open"
+    assert await rooms.set_room_status("r3", "finished") == "live"
+    assert await rooms.rooms_by_status("open") == ["r0", "r2", "r4"]
+    assert await rooms.rooms_by_status("live") == ["r1"]
+    assert await rooms.rooms_by_status("finished") == ["r3"]
+    assert await rooms.rooms_by_status("ope") == []  # prefix of a status is not a match
+    assert await rooms.rooms_by_status("open", offset=1, limit=1) == ["r2"]
+    assert await rooms.list_rooms() == {
+        "r0": "open",
+        "r1": "live",
+        "r2": "open",
+        "r3": "finished",
+        "r4": "open",
+    }
+    with pytest.raises(RoomNotFound):
+        await rooms.set_room_status("ghost", "open")
+    for r in ids:
+        await events.delete_room(r)
+    assert await rooms.list_rooms() == {}
+    assert await rooms.rooms_by_status("open") == []
+
+
+# -- Redis itself -------------------------------------------------------------------------
+# On Redis only: its keys and streams, forgotten scripts, lost replies and writes, channels, WAIT.
+
+
+def vars_of(store: EventStore, room_id: str) -> list[str]:
+    k = store.keys(room_id)
+    return [k.meta, k.events, k.commands, k.snapshot]
+
+
+async def test_keys_share_one_hash_slot(store: EventStore, room_id: str) -> None:
+    slots = {key_slot(k.encode()) for k in vars_of(store, room_id)}
+    assert slots == {key_slot(room_id.encode())}
+
+
+async def test_an_unknown_room_gets_no_key(store: EventStore, room_id: str) -> None:
+    with pytest.raises(RoomNotFound):
+        await store.append(room_id, 0, [ev(1)])
+    assert not await store.redis.exists(store.keys(room_id).events)  # nothing was written
+
+
+async def test_event_k_is_the_stream_entry_k_0(store: EventStore, room_id: str) -> None:
+    await new_room(store, room_id)
+    await store.append(room_id, 0, [ev(1), ev(2), ev(3)])
+    await store.append(room_id, 3, [ev(4)])
+    entries = await store.redis.xrange(store.keys(room_id).events)
+    assert [(eid, fields) for eid, fields in entries] == [
+        (f"{i}-0".encode(), {b"e": ev(i)}) for i in range(1, 5)
+    ]
+
+
+async def test_trim_drops_the_stream_entries(store: EventStore, room_id: str) -> None:
+    keys = store.keys(room_id)
+    await new_room(store, room_id, 10)
+    await store.save_snapshot(room_id, 6, b"state@6")
+    assert await store.trim(room_id, 6) == 6
+    assert await store.redis.xlen(keys.events) == 4
+    assert await store.version(room_id) == 10  # from the entry ids, not XLEN
+
+
+async def test_a_stream_trimmed_empty_keeps_its_last_id(store: EventStore, room_id: str) -> None:
+    keys = store.keys(room_id)
+    await new_room(store, room_id, 5)
+    await store.save_snapshot(room_id, 5, b"state@5")
+    assert await store.trim(room_id, 5) == 5
+    assert await store.redis.xlen(keys.events) == 0  # empty stream, only its last id remains
+    assert await store.version(room_id) == 5
+    assert (await store.append(room_id, 5, [ev(6)])).version == 6
+    assert await store.redis.xrange(keys.events) == [(b"6-0", {b"e": ev(6)})]
+
+
+async def test_delete_room_drops_every_key(store: EventStore, room_id: str) -> None:
+    await store.create_room(room_id, b"first")
+    await store.append(room_id, 0, [ev(1), ev(2)], command_id="c1")
+    await store.save_snapshot(room_id, 2, b"s")
+    assert await store.delete_room(room_id)
+    assert await store.redis.exists(*vars_of(store, room_id)) == 0
 
 
 async def test_appends_after_redis_forgot_the_script(store: EventStore, room_id: str) -> None:
@@ -223,90 +630,14 @@ async def test_the_stores_scripts_after_redis_forgot_them(store: EventStore, roo
     assert await store.room_status(room_id) == "live"
 
 
-async def test_concurrent_writers_retrying_on_conflict_never_interleave_or_gap(
-    store: EventStore, room_id: str
-) -> None:
-    """Each writer reloads on conflict until it succeeds: all batches land, contiguously."""
-    await new_room(store, room_id)
-    n, batch = 20, 3
-
-    async def writer(i: int) -> int:
-        attempts = 0
-        while True:
-            attempts += 1
-            current = await store.version(room_id)
-            try:
-                await store.append(
-                    room_id, current, [f"w{i}-{j}".encode() for j in range(batch)], f"w{i}"
-                )
-                return attempts
-            except VersionConflict:
-                await asyncio.sleep(0)
-
-    attempts = await asyncio.gather(*(writer(i) for i in range(n)))
-    events = await store.read(room_id)
-    assert [e.version for e in events] == list(range(1, n * batch + 1))
-    for start in range(0, n * batch, batch):
-        writers = {e.data.split(b"-")[0] for e in events[start : start + batch]}
-        assert len(writers) == 1, events[start : start + batch]  # a batch is never split
-    assert sum(attempts) > n  # there really was contention
-
-
-async def test_retried_command_id_is_applied_once(store: EventStore, room_id: str) -> None:
-    await new_room(store, room_id, 1)
-    first = await store.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
-    await store.append(room_id, 3, [ev(4)], command_id="cmd-43")
-    # The client never saw the first reply and retries with the same (now stale) version.
-    again = await store.append(room_id, 1, [ev(2), ev(3)], command_id="cmd-42")
-    assert again.duplicate and not first.duplicate
-    assert (again.first_version, again.version) == (first.first_version, first.version) == (2, 3)
-    assert [e.version for e in await store.read(room_id)] == [1, 2, 3, 4]
-
-
-async def test_a_command_id_reused_for_another_command_is_refused(
-    store: EventStore, room_id: str
-) -> None:
-    """The id names the command it was applied to (its digest): the same command again is a
-    duplicate, another one under the id is refused, writing nothing, however stale."""
-    await new_room(store, room_id, 1)
-    moved, liturgy = command_digest(b"move Zeus 3"), command_digest(b"liturgy")
-    first = await store.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
-    again = await store.append(room_id, 1, [ev(2)], command_id="c1", digest=moved)
-    assert again.duplicate and (again.first_version, again.version) == (2, 2)
-    for expected in (1, 2):  # stale or current: the id check comes first
-        with pytest.raises(IdReused):
-            await store.append(room_id, expected, [ev(3)], command_id="c1", digest=liturgy)
-    assert [e.version for e in await store.read(room_id)] == [1, 2]
-    assert await store.applied(room_id, "c1") == Applied(2, 2, moved)
-    assert await store.applied(room_id, "c9") is None
-    # Without a digest (the service's own commands) an applied id is a duplicate, as before.
-    assert (await store.append(room_id, 2, [ev(3)], command_id="c1")).duplicate
-    assert not first.duplicate
-
-
-async def test_racing_appends_of_two_commands_under_one_id(store: EventStore, room_id: str) -> None:
-    """Two processes send different commands under the same id at the same version: exactly
-    one is applied; the other is refused as a reused id (checked in the same script)."""
-    await new_room(store, room_id, 1)
-    outcomes = await asyncio.gather(
-        *(
-            store.append(room_id, 1, [ev(k)], command_id="c1", digest=command_digest(b"%d" % k))
-            for k in (2, 3)
-        ),
-        return_exceptions=True,
-    )
-    assert sorted(type(o).__name__ for o in outcomes) == ["AppendResult", "IdReused"]
-    assert len(await store.read(room_id)) == 2
-
-
 async def test_records_from_before_digests_count_as_the_same_command(
     store: EventStore, room_id: str
 ) -> None:
     await new_room(store, room_id, 1)
-    await store.redis.hset(store.keys(room_id).commands, "old", "2:2")  # an older record
+    await store.redis.hset(store.keys(room_id).commands, "c0", "2:2")  # a record without one
     await store.append(room_id, 1, [ev(2)])
-    reply = await store.append(room_id, 2, [ev(3)], command_id="old", digest=command_digest(b"x"))
-    assert reply.duplicate and await store.applied(room_id, "old") == Applied(2, 2, "")
+    reply = await store.append(room_id, 2, [ev(3)], command_id="c0", digest=command_digest(b"x"))
+    assert reply.duplicate and await store.applied(room_id, "c0") == Applied(2, 2, "")
 
 
 class LossyProxy:
@@ -385,8 +716,9 @@ async def test_lost_reply_then_retry_with_same_command_id_applies_once(
         try:
             await new_room(store, room_id, 1)  # also loads the append script
             proxy.lose = 1
-            with pytest.raises(redis.ConnectionError):
+            with pytest.raises(StoreUnavailable) as lost:  # the store's error, not redis-py's
                 await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
+            assert isinstance(lost.value.__cause__, redis.ConnectionError)
             await wait_for_version(store, room_id, 3)  # it was applied despite the error
             retry = await store.append(room_id, 1, [ev(2), ev(3)], command_id="move-7")
             assert retry.duplicate
@@ -422,68 +754,6 @@ async def test_automatic_retry_after_lost_reply(
             await store.delete_room(room_id)
             await store.aclose()
             await client.aclose()
-
-
-# -- reads --------------------------------------------------------------------------------
-
-
-async def test_read_ranges(store: EventStore, room_id: str) -> None:
-    await new_room(store, room_id, 10)
-    assert await store.read(room_id) == [StoredEvent(i, ev(i)) for i in range(1, 11)]
-    assert [e.version for e in await store.read(room_id, 3, count=4)] == [4, 5, 6, 7]
-    assert [e.version for e in await store.read(room_id, 8)] == [9, 10]
-    assert [e.version for e in await store.read(room_id, 9, count=5)] == [10]
-    assert await store.read(room_id, 10) == []
-    assert await store.read(room_id, 50) == []
-    with pytest.raises(ValueError):
-        await store.read(room_id, -1)
-    paged: list[StoredEvent] = []
-    while batch := await store.read(room_id, paged[-1].version if paged else 0, count=3):
-        paged.extend(batch)
-    assert paged == await store.read(room_id)
-
-
-async def test_binary_payloads_round_trip(store: EventStore, room_id: str) -> None:
-    await new_room(store, room_id)
-    payloads = [b"", b"\x00\xff\x00", bytes(range(256)) * 40]
-    await store.append(room_id, 0, payloads)
-    assert [e.data for e in await store.read(room_id)] == payloads
-
-
-# -- snapshots, trimming, deletion ---------------------------------------------------------
-
-
-def fold(snapshot: Snapshot | None, events: list[StoredEvent]) -> list[bytes]:
-    """Toy projection: the state is the list of all event payloads."""
-    state = snapshot.data.split(b"|") if snapshot else []
-    return state + [e.data for e in events]
-
-
-async def test_snapshot_plus_tail_equals_full_read(store: EventStore, room_id: str) -> None:
-    await new_room(store, room_id, 8)
-    full = await store.read(room_id)
-    assert await store.load_snapshot(room_id) is None
-    assert await store.save_snapshot(room_id, 5, b"|".join(e.data for e in full[:5]))
-    loaded = await store.load(room_id)
-    assert loaded.snapshot is not None and loaded.snapshot.version == 5
-    assert [e.version for e in loaded.events] == [6, 7, 8]
-    assert loaded.version == 8 and loaded.epoch == await store.epoch(room_id)
-    assert fold(loaded.snapshot, loaded.events) == fold(None, full)
-
-
-async def test_only_latest_snapshot_is_kept_and_never_ahead(
-    store: EventStore, room_id: str
-) -> None:
-    await new_room(store, room_id, 8)
-    assert await store.save_snapshot(room_id, 6, b"six")
-    assert not await store.save_snapshot(room_id, 4, b"four")  # late, older: ignored
-    assert not await store.save_snapshot(room_id, 6, b"six again")
-    assert await store.load_snapshot(room_id) == Snapshot(6, b"six")
-    with pytest.raises(SnapshotAhead):
-        await store.save_snapshot(room_id, 9, b"from the future")
-    assert await store.save_snapshot(room_id, 8, b"eight")
-    assert await store.load_snapshot(room_id) == Snapshot(8, b"eight")
-    assert (await store.load(room_id)).events == []
 
 
 async def test_an_append_on_another_history_of_the_same_length_is_refused(
@@ -534,76 +804,7 @@ async def test_a_snapshot_ahead_of_lost_writes_is_dropped(store: EventStore, roo
     assert not await store.drop_snapshot_if_ahead(room_id)  # none left
 
 
-async def test_append_after_trim_uses_entry_ids_not_length(store: EventStore, room_id: str) -> None:
-    keys = store.keys(room_id)
-    await new_room(store, room_id, 10)
-    with pytest.raises(TrimBeyondSnapshot):
-        await store.trim(room_id, 6)  # no snapshot yet
-    await store.save_snapshot(room_id, 6, b"state@6")
-    assert await store.trim(room_id, 6) == 6
-    assert await store.redis.xlen(keys.events) == 4
-    assert await store.version(room_id) == 10
-    with pytest.raises(EventsTrimmed) as info:
-        await store.read(room_id, 2)
-    assert info.value.first_available == 7
-    assert [e.version for e in await store.read(room_id, 6)] == [7, 8, 9, 10]
-    with pytest.raises(VersionConflict) as conflict:
-        await store.append(room_id, 4, [ev(11)])  # 4 == XLEN: must not be accepted
-    assert conflict.value.actual == 10
-    assert (await store.append(room_id, 10, [ev(11)])).version == 11
-    loaded = await store.load(room_id)
-    assert loaded.snapshot == Snapshot(6, b"state@6")
-    assert [e.version for e in loaded.events] == [7, 8, 9, 10, 11]
-
-
-async def test_append_after_trimming_every_event(store: EventStore, room_id: str) -> None:
-    keys = store.keys(room_id)
-    await new_room(store, room_id, 5)
-    await store.save_snapshot(room_id, 5, b"state@5")
-    assert await store.trim(room_id, 5) == 5
-    assert await store.redis.xlen(keys.events) == 0  # empty stream, only its last id remains
-    assert await store.version(room_id) == 5
-    with pytest.raises(EventsTrimmed):
-        await store.read(room_id, 0)
-    with pytest.raises(VersionConflict):
-        await store.append(room_id, 0, [ev(6)])
-    assert (await store.append(room_id, 5, [ev(6)])).version == 6
-    assert await store.read(room_id, 5) == [StoredEvent(6, ev(6))]
-    assert await store.redis.xrange(keys.events) == [(b"6-0", {b"e": ev(6)})]
-
-
-async def test_delete_then_recreate_starts_a_new_incarnation(
-    store: EventStore, room_id: str
-) -> None:
-    old_epoch = await store.create_room(room_id, b"old")
-    await store.append(room_id, 0, [ev(1), ev(2)], command_id="c1")
-    await store.save_snapshot(room_id, 2, b"s")
-    await store.set_room_status(room_id, "live")
-    assert await store.delete_room(room_id)
-    assert not await store.delete_room(room_id)
-    with pytest.raises(RoomNotFound):
-        await store.append(room_id, 2, [ev(3)])
-    assert await store.redis.exists(*vars_of(store, room_id)) == 0
-    assert await store.room_status(room_id) is None
-    assert room_id not in await store.rooms_by_status("live")
-
-    new_epoch = await store.create_room(room_id, b"new")
-    assert new_epoch != old_epoch
-    assert await store.version(room_id) == 0
-    assert await store.load_snapshot(room_id) is None
-    with pytest.raises(VersionConflict):
-        await store.append(room_id, 2, [ev(3)])
-    fresh = await store.append(room_id, 0, [ev(1)], command_id="c1")  # old ids are forgotten
-    assert not fresh.duplicate and fresh.version == 1
-    assert await store.room_meta(room_id) == b"new"
-
-
-def vars_of(store: EventStore, room_id: str) -> list[str]:
-    k = store.keys(room_id)
-    return [k.meta, k.events, k.commands, k.snapshot]
-
-
-# -- hints and lobby index -----------------------------------------------------------------
+# -- hints ----------------------------------------------------------------------------------
 
 
 async def next_messages(pubsub: PubSub, count: int) -> list[dict[str, Any]]:
@@ -680,34 +881,6 @@ async def test_on_a_cluster_a_hint_reaches_only_the_master_of_the_rooms_slot(
         for master in masters.values():
             await master.aclose()
         await cluster.aclose()
-
-
-async def test_room_status_index(store: EventStore) -> None:
-    rooms = [f"r{i}" for i in range(5)]
-    for r in rooms:
-        await store.create_room(r, b"")
-        assert await store.set_room_status(r, "open") is None
-    assert await store.set_room_status("r1", "live") == "open"
-    assert await store.set_room_status("r3", "live") == "open"
-    assert await store.set_room_status("r3", "finished") == "live"
-    assert await store.rooms_by_status("open") == ["r0", "r2", "r4"]
-    assert await store.rooms_by_status("live") == ["r1"]
-    assert await store.rooms_by_status("finished") == ["r3"]
-    assert await store.rooms_by_status("ope") == []  # prefix of a status is not a match
-    assert await store.rooms_by_status("open", offset=1, limit=1) == ["r2"]
-    assert await store.list_rooms() == {
-        "r0": "open",
-        "r1": "live",
-        "r2": "open",
-        "r3": "finished",
-        "r4": "open",
-    }
-    with pytest.raises(RoomNotFound):
-        await store.set_room_status("ghost", "open")
-    for r in rooms:
-        await store.delete_room(r)
-    assert await store.list_rooms() == {}
-    assert await store.rooms_by_status("open") == []
 
 
 async def test_appends_can_wait_for_replicas(redis_client: Any, room_id: str) -> None:

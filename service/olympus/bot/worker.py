@@ -12,7 +12,7 @@ game is over the record is deleted.
 Searches run in threads (``asyncio.to_thread``), so a thinking bot does not stop the worker's
 sockets. A reply comes no sooner than ``min_reply_seconds`` after the options, so that a person
 can follow. Several workers share the seats by ``--shard I/N`` (a hash of the room id), each
-reading only the buckets of records that may hold its seats (``WorkerConfig.record_keys``).
+reading only the buckets of records that may hold its seats (``WorkerConfig.record_buckets``).
 """
 
 from __future__ import annotations
@@ -26,19 +26,20 @@ import logging
 import math
 import os
 import signal
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from redis.exceptions import RedisClusterException, RedisError
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
 from olympus.rules import Faction
 from olympus.server import logs
-from olympus.server.computer import BOT_BUCKETS, BotSeat, bot_hash, bots_key, room_bots_key
-from olympus.server.redis_clients import chosen_url, command_client
+from olympus.server.computer import BotSeat
 from olympus.server.settings import Settings
+from olympus.store import BOT_BUCKETS, StoreUnavailable, bot_hash, chosen_url, open_backend
 
 from .levels import LEVELS, Level
 from .player import SeatBot
@@ -56,6 +57,7 @@ def idle_priority() -> None:
     else:
         os.nice(19)
 
+
 RETRIED = ("unavailable", "busy", "rate_limited")
 # Close codes after which the seat cannot be played (protocol.md): a bad or revoked token, a
 # room that does not exist.
@@ -67,8 +69,8 @@ BACKOFF_SECONDS = (0.1, 0.3, 1.0, 2.0)
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
     ws_url: str
-    # The service's Redis and key prefix: the worker reaches Redis with the service's own
-    # client, so it runs wherever the service does, on one Redis or a Redis Cluster.
+    # The service's storage and key prefix: the worker reads the bot seats through the
+    # service's own store, so it runs wherever the service does (one Redis, a Cluster).
     settings: Settings
     min_reply_seconds: float = 0.8
     max_iterations: int | None = None  # caps every level's iterations (tests)
@@ -85,16 +87,14 @@ class WorkerConfig:
     def mine(self, room: str) -> bool:
         return bot_hash(room) % self.shards == self.shard
 
-    def record_keys(self) -> list[str]:
-        """The hashes that may hold this shard's seats. A room is in bucket ``b`` when its hash
+    def record_buckets(self) -> list[int]:
+        """The buckets that may hold this shard's seats. A room is in bucket ``b`` when its hash
         is ``b`` mod BOT_BUCKETS, and of this shard when it is ``shard`` mod ``shards``: both at
         once only if ``b`` is ``shard`` mod their gcd. So with a number of shards that divides
         BOT_BUCKETS each worker reads its own buckets alone, with a multiple of it one bucket
         that it shares, and with an odd number every bucket."""
         step = math.gcd(self.shards, BOT_BUCKETS)
-        prefix = self.settings.prefix
-        buckets = range(self.shard % step, BOT_BUCKETS, step)
-        return [bots_key(prefix, bucket) for bucket in buckets]
+        return list(range(self.shard % step, BOT_BUCKETS, step))
 
 
 def _messages(frame: str | bytes) -> list[dict[str, Any]]:
@@ -218,28 +218,24 @@ class SeatPlayer:
 
 async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) -> None:
     """Play every recorded bot seat of this shard until ``stop`` is set."""
-    redis = command_client(config.settings)
-    keys = config.record_keys()
+    backend = open_backend(config.settings.store_config())
+    buckets = config.record_buckets()
     running: dict[str, asyncio.Task[None]] = {}
     stop = stop or asyncio.Event()
 
     async def play(record: BotSeat) -> None:
         await SeatPlayer(record, config).run()
-        await redis.hdel(room_bots_key(config.settings.prefix, record.room), record.field)
+        await backend.bots.remove(record.room, record.seat)
         log.info("bot %s: game over", record.field)
 
     try:
         while not stop.is_set():
-            pipe = redis.pipeline(transaction=False)  # one round trip per node for all keys
-            for key in keys:
-                pipe.hgetall(key)
             try:
-                buckets: list[dict[bytes, bytes]] = await pipe.execute()
-            except (OSError, RedisError, RedisClusterException) as error:  # Redis down, failover
+                records = await backend.bots.read(buckets)
+            except StoreUnavailable as error:  # Redis down, a failover
                 log.warning("bots: cannot read the bot seats: %r", error)
-                buckets = []
-            for field, raw in (item for bucket in buckets for item in bucket.items()):
-                name = field.decode()
+                records = {}
+            for name, raw in records.items():
                 task = running.get(name)
                 if (task is None or task.done()) and config.mine(name.split(":")[0]):
                     if task is not None and task.exception() is not None:
@@ -251,7 +247,27 @@ async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) ->
         for task in running.values():
             task.cancel()
         await asyncio.gather(*running.values(), return_exceptions=True)
-        await redis.aclose()
+        await backend.aclose()
+
+
+@contextlib.contextmanager
+def bots_thread(host: str, port: int, settings: Settings) -> Iterator[threading.Thread]:
+    """The computer's seats of the service at ``host:port`` played by a thread of this process,
+    on its own event loop: for ``olympus serve --store memory``, whose seats records only this
+    process can read."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    config = WorkerConfig(ws_url=f"ws://{host}:{port}/ws", settings=settings)
+    loop = asyncio.new_event_loop()
+    stop = asyncio.Event()
+    thread = threading.Thread(
+        target=loop.run_until_complete, args=(serve_bots(config, stop),), daemon=True
+    )
+    thread.start()
+    try:
+        yield thread
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(10)
 
 
 def main(args: argparse.Namespace) -> int:

@@ -5,10 +5,10 @@ mechanisms make sure someone acts on them:
 
 - Timers: every process arms an asyncio timer for the earliest deadline of each room it holds
   and re-arms after every batch; on expiry it sends ``Timeout`` through the normal append path.
-- The deadline index, a sorted set in Redis (room → earliest due, ms), written after each own
-  append. Every process polls it and loads rooms overdue by more than a grace period, so a
-  deadline fires even when no process holds the room (both players gone: the very case clocks
-  are for) and after every process restarted.
+- The deadline index (store/ports.py, ``DeadlineIndex``: room → earliest due, ms), written
+  after each own append. Every process polls it and loads rooms overdue by more than a grace
+  period, so a deadline fires even when no process holds the room (both players gone: the very
+  case clocks are for) and after every process restarted.
 
 Several processes may fire the same deadline: the command id names the deadline, so the store
 turns the second append into a duplicate; a process with a stale state gets ``no_deadline``
@@ -20,24 +20,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import zlib
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-
+from olympus.background import cancel
 from olympus.rules.clocks import deadlines, earliest_due, has_clocks
 from olympus.rules.commands import Timeout
-from olympus.store import RoomNotFound
+from olympus.store import DeadlineIndex, RoomNotFound
 
-from .background import cancel
 from .metrics import ServiceMetrics
 from .registry import RoomNotReady, RoomRegistry
 from .room import CommandRejected, RoomRuntime, now_ms
 from .settings import Settings
-
-# Buckets of the deadline index (its keys' hash slots). Changing it strands the entries of the
-# buckets that go: sweep them as the legacy key is swept before changing it.
-DEADLINE_BUCKETS = 16
 
 log = logging.getLogger("olympus.server.clocks")
 
@@ -48,23 +40,15 @@ RETRY_SECONDS = 0.5  # after a refused timeout whose deadline still stands
 class Clocks:
     def __init__(
         self,
-        redis: Redis | RedisCluster,
+        index: DeadlineIndex,
         registry: RoomRegistry,
         settings: Settings,
         metrics: ServiceMetrics,
     ) -> None:
-        self.redis = redis
+        self.deadline_index = index
         self.registry = registry
         self.settings = settings
         self.metrics = metrics
-        # The deadline index, in buckets: each bucket its own hash slot, so that on a Redis
-        # Cluster the index (written after every command of a clocked game) is spread over
-        # the masters instead of one (docs/scaling.md). The unbucketed key of older versions
-        # is still swept, so that its entries fire and go.
-        self._index_keys = [
-            f"{settings.prefix}:{{rooms:{n}}}:deadlines" for n in range(DEADLINE_BUCKETS)
-        ]
-        self._legacy_index_key = f"{settings.prefix}:{{rooms}}:deadlines"
         self._timers: dict[str, tuple[RoomRuntime, asyncio.TimerHandle]] = {}  # by room id
         self._tasks: set[asyncio.Task[None]] = set()
         self._sweeper: asyncio.Task[None] | None = None
@@ -169,17 +153,8 @@ class Clocks:
 
     # -- the deadline index -----------------------------------------------------------------
 
-    def index_key(self, room_id: str) -> str:
-        """The bucket of the deadline index that holds ``room_id``'s entry."""
-        return self._index_keys[zlib.crc32(room_id.encode()) % DEADLINE_BUCKETS]
-
     async def index(self, runtime: RoomRuntime) -> None:
-        due = earliest_due(runtime.state)
-        key = self.index_key(runtime.room_id)
-        if due is None:
-            await self.redis.zrem(key, runtime.room_id)
-        else:
-            await self.redis.zadd(key, {runtime.room_id: due})
+        await self.deadline_index.set_due(runtime.room_id, earliest_due(runtime.state))
 
     async def _sweep_loop(self) -> None:
         while True:
@@ -194,25 +169,18 @@ class Clocks:
     async def sweep(self) -> None:
         """Take care of rooms overdue in the index: load them, or refresh those we hold."""
         limit = now_ms() - self.settings.deadline_grace_ms
-        keys = (*self._index_keys, self._legacy_index_key)
-        pipe = self.redis.pipeline(transaction=False)  # one round trip for every bucket
-        for key in keys:
-            pipe.zrangebyscore(key, "-inf", limit, start=0, num=100)
-        for key, overdue in zip(keys, await pipe.execute(), strict=True):
-            for raw in overdue:
-                await self._overdue(key, raw.decode())
+        for room_id in await self.deadline_index.overdue(limit):
+            await self._overdue(room_id)
 
-    async def _overdue(self, key: str, room_id: str) -> None:
-        """A room overdue in the index (``key``): load it, or refresh it if we hold it."""
-        if key == self._legacy_index_key:  # moved to its bucket (by indexing it again below)
-            await self.redis.zrem(key, room_id)
+    async def _overdue(self, room_id: str) -> None:
+        """A room overdue in the index: load it, or refresh it if we hold it."""
         held = self.registry.rooms.get(room_id)
         try:
             runtime = held or await self.registry.get(room_id)  # load: arms and indexes
         except (RoomNotFound, RoomNotReady):
-            await self.redis.zrem(self.index_key(room_id), room_id)
+            await self.deadline_index.set_due(room_id, None)
             return
         if held is not None:  # our timer should have fired: the cache or index is stale
-            await runtime.catch_up()
+            await runtime.reader.catch_up()
             await self.index(runtime)
             self.arm(runtime)

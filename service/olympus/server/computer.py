@@ -2,8 +2,8 @@
 
 A room against the computer is a normal room: the lobby creates it and seats the person, then
 takes the other seat for the computer with an ordinary seat token. That token, the level and
-a seed go into a *bot seat* record in Redis (a hash field per room and seat, in one of
-``BOT_BUCKETS`` hashes by the room: ``room_bots_key``); the bots worker (``olympus bots``,
+a seed go into a *bot seat* record in the store (store/ports.py, ``BotSeats``: one per room and
+seat, in buckets by the room); the bots worker (``olympus bots``,
 ``olympus.bot.worker``) plays every recorded seat over the websocket like any client and
 deletes the record once the game is over. "Watch the computer play itself" is the same with
 both seats recorded. The service never runs a search: the records are all it writes.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import zlib
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -26,28 +25,6 @@ if TYPE_CHECKING:
     from .services import Services
 
 LevelName = Literal["easy", "normal", "hard"]
-
-
-# Buckets of the bot seat records. Each is a hash in a slot of its own, so that on a Redis
-# Cluster the records, and the workers' polls of them, spread over the masters; and a worker of
-# shard I/N reads only the buckets that may hold its seats (docs/scaling.md). Changing it
-# strands the records of the buckets that go, as the deadline index's buckets would be.
-BOT_BUCKETS = 64
-
-
-def bot_hash(room: str) -> int:
-    """The hash of a room that picks its bucket and its worker's shard (``--shard I/N``)."""
-    return zlib.crc32(room.encode())
-
-
-def bots_key(prefix: str, bucket: int) -> str:
-    """The hash of one bucket of the bot seat records."""
-    return f"{prefix}:{{bots:{bucket}}}"
-
-
-def room_bots_key(prefix: str, room: str) -> str:
-    """The bucket that holds the bot seats of ``room``."""
-    return bots_key(prefix, bot_hash(room) % BOT_BUCKETS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +67,7 @@ async def _seat_bot(services: Services, seated: Seated, level: str) -> BotSeat:
     bot = BotSeat(
         seated.room, str(seated.epoch), seated.seat, level, seated.token, secrets.randbits(63)
     )
-    key = room_bots_key(services.settings.prefix, bot.room)
-    await services.redis.hset(key, bot.field, bot.encode())
+    await services.backend.bots.put(bot.room, bot.seat, bot.encode())
     return bot
 
 

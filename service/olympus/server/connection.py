@@ -109,7 +109,7 @@ class Connection:
             await self._read()
         finally:
             if self.room is not None:
-                self.room.detach(self)
+                self.room.feed.detach(self)
             if self.disconnected:
                 writer.cancel()
             else:
@@ -257,13 +257,13 @@ class Connection:
                 sentence = "This seat token was revoked."
                 raise ProtocolError("token_revoked", sentence, close=protocol.CLOSE_REVOKED)
             self.generation = claim.generation
-        await runtime.prepare_resume(audience, hello.last_seq, hello.epoch)
+        await runtime.feed.prepare_resume(audience, hello.last_seq, hello.epoch)
         if runtime.gone:  # dropped while we waited (its epoch changed, or its log did)
             raise ProtocolError(
                 "resync", "The room was reloaded: connect again.", close=protocol.CLOSE_RESYNC
             )
         self.audience = audience
-        resumed = runtime.attach(self, hello.last_seq, hello.epoch)
+        resumed = runtime.feed.attach(self, hello.last_seq, hello.epoch)
         self.room = runtime
         log.info("hello", extra={**self._fields(), "version": runtime.version, "resumed": resumed})
         await services.start_random_setup(runtime)  # in case the joiner's process died first
@@ -285,7 +285,7 @@ class Connection:
 
         async def acknowledge(result: Submitted) -> None:  # before the ``legal`` it makes due
             metrics.commands.inc("duplicate" if result.duplicate else "ok")
-            seq = await room.seq_at(seat, result.version)
+            seq = await room.feed.seq_at(seat, result.version)
             self.push(self.codec.encode(protocol.ack(command_id, seq)))
 
         try:

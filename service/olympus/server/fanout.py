@@ -1,262 +1,74 @@
-"""Cross-process fan-out: one pub/sub connection per process, one channel per loaded room.
+"""Cross-process fan-out: the store's hints (store/ports.py, ``Hints``) turned into reads.
 
-After every append the store publishes the room's new version on its hint channel. A process
-subscribes to the hint channels of the rooms it holds (not a pattern: a process then hears only
-about its own rooms) and, on a hint, reads the room's tail from the stream (XRANGE from the
-version it has) and pushes it to its sockets. The hint is only a wake-up: pub/sub drops
-messages while a connection is down, so every (re)subscription confirmation also triggers a
-read; confirmed means Redis now publishes to us, so nothing appended after the read is missed.
-
-On a Redis Cluster the hints are sharded (``EventStore.sharded``): the rooms' channels are
-subscribed on their slots' masters instead (sharded_hints.py), with the same rule after a gap;
-a gap there costs only the rooms of the master it touched.
-
-A control channel carries rare broadcasts between processes (token revocations): classic
-pub/sub on the one connection, which a cluster delivers to the subscribers of every node.
-
-The classic connection is our own (store/resp_connection.py: ``PubSubConnection``): every
-append's hint comes back to the process that appended it, so each command costs one message
-read here; it is parsed in C and handed to ``_dispatch`` from the protocol's ``data_received``,
-without a reader task or redis-py's Python. (Un)subscriptions are written at once. A lost
-connection is noticed by ``_run``, which connects again (to the next node of a cluster) and
-subscribes to every channel again, instead of trusting an implicit reconnect.
+After every append the store hints the room's new version to every process that watches the
+room. This process watches the rooms it holds (the registry's hooks: from load to eviction),
+and on a hint asks the room to read its tail from the log and push it to its sockets
+(``LogReader.request``, room_reads.py). A hint is only a wake-up: on each confirmation of a watch
+(no version) the room reads too, so a gap in the hints costs nothing. The control channel
+carries rare messages to every process (token revocations) to ``control_handlers``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import json
 import logging
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from olympus.store import Backend, Hints, Readiness
 
-from olympus.store import EventStore
-from olympus.store.resp_connection import PubSubConnection
-
-from .background import cancel
 from .metrics import ServiceMetrics
 from .registry import RoomRegistry
 from .room import RoomRuntime
-from .sharded_hints import ShardedHints
 
 log = logging.getLogger("olympus.server.fanout")
 
 ControlHandler = Callable[[dict[str, Any]], None]
-# How long the classic connection may be down before the process is not ready (``readiness``):
-# it connects again within one backoff (0.05 s) when a node answers, on a cluster to the next
-# node when its own is lost, and its subscriptions are confirmed at once.
-CLASSIC_GRACE = 1.0
-
-
-@dataclass(frozen=True)
-class Readiness:
-    """What the process can serve (``/healthz``, http_api.py)."""
-
-    redis: str | None  # why no Redis node answered a PING; None: one did
-    classic: bool  # the classic connection (the control channel; on one Redis, every hint) is up
-    shards_down: list[str]  # masters (host:port) not answering, or whose rooms' hints are lost
-
-    @property
-    def ready(self) -> bool:
-        """Some Redis node answers, and the classic connection is up or moving (``classic`` is
-        false only once it has been down for ``CLASSIC_GRACE``)."""
-        return self.redis is None and self.classic
 
 
 class Fanout:
-    def __init__(
-        self,
-        redis: Redis | RedisCluster,
-        pubsub_clients: list[Redis],
-        connect: Callable[[str], Redis],
-        store: EventStore,
-        registry: RoomRegistry,
-        prefix: str,
-        metrics: ServiceMetrics,
-    ) -> None:
-        self.redis = redis
-        self.store = store
+    """The process's hints, wired to its rooms (``watch``/``unwatch`` are registry hooks)."""
+
+    def __init__(self, backend: Backend, registry: RoomRegistry, metrics: ServiceMetrics) -> None:
         self.registry = registry
         self.metrics = metrics
-        # Where the pub/sub connection may go, tried in turn after a loss (redis_clients.py).
-        self._pubsub_clients = pubsub_clients
-        self._pubsub_at = 0
-        self.pubsub = PubSubConnection(pubsub_clients[0], self._pushed)
-        self.control_channel = f"{prefix}:ctl".encode()
         self.control_handlers: list[ControlHandler] = []
-        self.channels: dict[bytes, str] = {}  # hint channel -> room id
-        self.shards: ShardedHints | None = None  # the hints' subscriptions on a cluster
-        if store.sharded:
-            assert isinstance(redis, RedisCluster)
-            self.shards = ShardedHints(redis, connect, self.channels, self._message, metrics)
-        self._subscribed = False  # the classic connection
-        self._unsubscribed_at: float | None = None  # since when it is down (None: up)
-        self._heard = False  # its Redis has answered on it
-        self._task: asyncio.Task[None] | None = None
+        self.hints: Hints = backend.hints(self._hinted, self._control, self._lost)
 
     @property
     def connected(self) -> bool:
-        """Every pub/sub connection is up (and subscribed)."""
-        return self._subscribed and (self.shards is None or self.shards.connected)
+        """Every connection the hints need is up."""
+        return self.hints.connected
 
     async def readiness(self, timeout: float) -> Readiness:
-        """Ask every Redis master of the map (on one Redis: the one) for a PING, each within
-        ``timeout``, at once: the process can serve while one answers and its classic
-        connection is up. The masters that do not answer, and those whose rooms' hints this
-        process cannot hear now (sharded_hints.py), are the shards down: their rooms' commands
-        get ``unavailable`` meanwhile, the other rooms play on."""
-        since = self._unsubscribed_at
-        classic = since is None or time.monotonic() - since < CLASSIC_GRACE
-        redis = self.redis
-        if not isinstance(redis, RedisCluster):
-            try:
-                await asyncio.wait_for(redis.ping(), timeout)
-            except Exception as error:
-                return Readiness(repr(error), classic, [])
-            return Readiness(None, classic, [])
-        masters = redis.get_primaries()
-        replies = await asyncio.gather(
-            *(asyncio.wait_for(node.execute_command("PING"), timeout) for node in masters),
-            return_exceptions=True,
-        )
-        silent = {
-            node.name: repr(reply)
-            for node, reply in zip(masters, replies, strict=True)
-            if isinstance(reply, BaseException)
-        }
-        down = sorted(silent.keys() | set(() if self.shards is None else self.shards.down))
-        if len(silent) < len(masters):
-            return Readiness(None, classic, down)
-        return Readiness(next(iter(silent.values()), "no master known"), classic, down)
-
-    @property
-    def _classic_channels(self) -> list[bytes]:
-        """What the classic connection subscribes to: the control channel, and the rooms'
-        hint channels unless they are sharded."""
-        return [self.control_channel, *(self.channels if self.shards is None else ())]
+        return await self.hints.readiness(timeout)
 
     async def start(self) -> None:
-        await self._resubscribe()
-        if self.shards is not None:
-            await self.shards.start()
-        self._task = asyncio.get_running_loop().create_task(self._run())
+        await self.hints.start()
 
     async def stop(self) -> None:
-        await cancel(self._task)
-        if self.shards is not None:
-            await self.shards.stop()
-        self.pubsub.close()
-        self._subscribed = False
-
-    # -- subscriptions (registry hooks) -----------------------------------------------------
+        await self.hints.stop()
 
     async def watch(self, runtime: RoomRuntime) -> None:
-        channel = self.store.hint_channel(runtime.room_id).encode()
-        self.channels[channel] = runtime.room_id
-        if self.shards is not None:
-            await self.shards.subscribe(channel)
-        else:
-            self._change(self.pubsub.subscribe, channel)
+        await self.hints.watch(runtime.room_id)
 
     async def unwatch(self, runtime: RoomRuntime) -> None:
-        channel = self.store.hint_channel(runtime.room_id).encode()
-        if self.channels.pop(channel, None) is None:
-            return
-        if self.shards is not None:
-            await self.shards.unsubscribe(channel)
-        else:
-            self._change(self.pubsub.unsubscribe, channel)
-
-    def _change(self, change: Callable[[bytes], None], channel: bytes) -> None:
-        if not self._subscribed:
-            return  # ``_resubscribe`` subscribes to what ``channels`` holds once connected
-        try:
-            change(channel)
-        except (RedisError, OSError) as error:  # lost: ``_run`` subscribes to all again
-            log.warning("pub/sub change failed", extra={"error": repr(error)})
+        await self.hints.unwatch(runtime.room_id)
 
     async def broadcast(self, message: dict[str, Any]) -> None:
         """Send a control message to every process (this one included)."""
-        await self.redis.publish(self.control_channel, json.dumps(message))
+        await self.hints.broadcast(message)
 
-    # -- the reader -------------------------------------------------------------------------
-
-    def _next_node(self) -> None:
-        """After a loss: the next connection through the next client (another node of a
-        cluster; the one Redis again otherwise)."""
-        self.pubsub.close()
-        self._pubsub_at = (self._pubsub_at + 1) % len(self._pubsub_clients)
-        self.pubsub = PubSubConnection(self._pubsub_clients[self._pubsub_at], self._pushed)
-
-    async def _resubscribe(self) -> None:
-        """A fresh connection (the old one and its subscriptions dropped), subscribed to every
-        channel: their confirmations make the rooms read what a gap may have hidden."""
-        self._lost_classic()
-        self._heard = False
-        await self.pubsub.connect()
-        # The channels as they are once connected, written before anything else runs: a room
-        # watched while the connection was being made is among them (``_change`` skipped it).
-        self.pubsub.subscribe(*self._classic_channels)
-        self._subscribed = True
-        self._unsubscribed_at = None
-
-    def _lost_classic(self) -> None:
-        self._subscribed = False
-        if self._unsubscribed_at is None:
-            self._unsubscribed_at = time.monotonic()
-
-    async def _run(self) -> None:
-        backoff = 0.05
-        while True:
-            error: Exception
-            try:
-                if not self._subscribed:
-                    await self._resubscribe()
-                error = await self.pubsub.lost() or RedisConnectionError(
-                    "The pub/sub connection was closed."
-                )
-            except (RedisError, OSError) as failed:  # Redis refused or is away
-                error = failed
-            self._lost_classic()
-            self.metrics.pubsub_reconnects.inc()
-            self._next_node()
-            log.warning("pub/sub connection lost", extra={"error": repr(error)})
-            # From the shortest wait after a connection that worked (Redis answered on it);
-            # longer each time one brought nothing (refused, closed before a word).
-            backoff = 0.05 if self._heard else min(backoff * 2, 2.0)
-            await asyncio.sleep(backoff)
-
-    def _pushed(self, reply: Any) -> None:
-        """A message or a confirmation on the classic connection: ``[kind, channel, data]``."""
-        self._heard = True
-        try:
-            kind, channel, data = reply
-            self._dispatch(kind.decode(), channel, data)
-        except Exception:  # a bug in a handler must not stop the fan-out
-            log.exception("pub/sub dispatch failed")
-
-    def _message(self, message: dict[str, Any]) -> None:
-        """A message as redis-py's pub/sub gives it (the sharded hints, sharded_hints.py)."""
-        self._dispatch(message["type"], message["channel"], message["data"])
-
-    def _dispatch(self, kind: str, channel: bytes, data: Any) -> None:
-        if channel == self.control_channel:
-            if kind == "message":
-                message = json.loads(data)
-                for handler in self.control_handlers:
-                    handler(message)
-            return
-        room_id = self.channels.get(channel)
-        if room_id is None or kind not in ("message", "subscribe", "smessage", "ssubscribe"):
-            return
+    def _hinted(self, room_id: str, version: int | None) -> None:
         runtime = self.registry.rooms.get(room_id)
         if runtime is not None:
-            hinted = int(data) if kind.endswith("message") and data.isdigit() else None
-            runtime.request_catch_up(hinted)
+            runtime.reader.request(version)
+
+    def _control(self, message: dict[str, Any]) -> None:
+        for handler in self.control_handlers:
+            try:
+                handler(message)
+            except Exception:  # a bug in a handler must not stop the hints
+                log.exception("control message failed", extra={"kind": message.get("kind")})
+
+    def _lost(self) -> None:
+        self.metrics.pubsub_reconnects.inc()

@@ -58,7 +58,7 @@ class Feed:
     def seq_at(self, version: int) -> int:
         """The audience's last message number once events up to ``version`` are applied. Exact
         for a version at or after the snapshot the feed starts from (a room restored from one
-        reads its whole log first, ``RoomRuntime.complete``); ``base`` for an earlier one, an
+        reads its whole log first, ``LogReader.complete``); ``base`` for an earlier one, an
         upper bound."""
         return self.base + bisect.bisect_right(self.versions, version)
 

@@ -200,7 +200,7 @@ async def list_rooms(request: Request) -> Response:
     except ValueError:
         raise LobbyError(422, "bad_request", "offset and limit are integers.") from None
     services = _services(request)
-    rooms = await services.store.rooms_by_status(status, offset=offset, limit=limit)
+    rooms = await services.backend.rooms.rooms_by_status(status, offset=offset, limit=limit)
     return JSONResponse({"rooms": await services.lobby.summaries(rooms, status)})
 
 
@@ -220,14 +220,14 @@ async def _room(request: Request) -> RoomRuntime:
 async def room_log(request: Request) -> Response:
     """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
     runtime = await _room(request)
-    await runtime.complete()  # restored from a snapshot: read the events before it
+    await runtime.reader.complete()  # restored from a snapshot: read the events before it
     body: dict[str, Any] = {"room": runtime.room_id, "epoch": str(runtime.epoch)}
     body["over"] = runtime.over
     if runtime.over:
         body["result"] = runtime.state.result
-        body["events"] = runtime.full_log()
+        body["events"] = runtime.feed.full_log()
     else:
-        feed = runtime.feeds[None]
+        feed = runtime.feed.feeds[None]
         body["messages"] = [{"seq": i + 1, "event": m} for i, m in enumerate(feed.messages)]
     return JSONResponse(body)
 
@@ -240,7 +240,7 @@ async def room_view(request: Request) -> Response:
         {
             "room": runtime.room_id,
             "epoch": str(runtime.epoch),
-            "seq": runtime.feeds[None].seq,
+            "seq": runtime.feed.feeds[None].seq,
             "view": view(runtime.state, None),
         }
     )
@@ -270,15 +270,15 @@ async def healthz(request: Request) -> Response:
         "status": "unavailable" if not ready else "ok" if whole else "degraded",
         "pid": os.getpid(),  # which process answered (olympus serve --workers N)
         "pubsub": fanout.connected,  # every subscription up: the classic one and the shards'
-        "classic": readiness.classic,
+        "classic": readiness.hints,
         "shards_down": readiness.shards_down,
         "rooms": len(services.rooms),
         "connections": len(services.connections),
         "loop_lag_seconds": round(services.loop_lag.lag(), 3),
         "overloaded": services.overloaded,
     }
-    if readiness.redis is not None:
-        body["redis"] = readiness.redis
+    if readiness.down is not None:
+        body["redis"] = readiness.down
     return JSONResponse(body, status_code=200 if ready else 503)
 
 

@@ -11,7 +11,8 @@ from ..bots import setup_commands
 from ..rules import Faction
 from .lobby import CreateRoom
 from .protocol import MSGPACK, Codec, Frame
-from .room import Audience, RoomRuntime
+from .room import RoomRuntime
+from .room_feed import Audience
 from .services import Services
 
 
@@ -42,7 +43,7 @@ async def open_room(
     room = await services.registry.get(seated.room)
     counters = [FrameCounter(audience) for audience in (*Faction, None)]
     for counter in counters:
-        room.attach(counter, None, None)
+        room.feed.attach(counter, None, None)
     for n, command in enumerate(setup_commands(rng, room.state.options)):
         await room.submit(command, f"setup:{n}")
     return room, counters

@@ -1,13 +1,13 @@
 """Room records beside the event log: options, seats, token generations, lobby status.
 
-The log is the game; this is who sits where. A room's seats live in a hash next to the
-store's keys and under the same ``{room}`` hash tag (one cluster slot): field ``olympians`` /
-``chthonians`` exists once the seat is taken and holds its token generation (revoking bumps
-it); ``host`` is the Challenge creator's generation and ``host_side`` the seat the creator got
-once the opponent picked; ``name:<seat>`` (or ``name:host``) the player's display name
-(names.py); ``moved_ms`` when a command was last applied ("Your games": time since the last
-move). Options are also in the store's room meta (msgpack), so listing rooms needs no
-replay. Seats are taken by one Lua script, so two joiners never share a seat.
+The log is the game; this is who sits where, kept by the store's ``RoomSeats``
+(store/ports.py): field ``olympians`` / ``chthonians`` exists once the seat is taken and holds
+its token generation (revoking bumps it); ``host`` is the Challenge creator's generation and
+``host_side`` the seat the creator got once the opponent picked; ``name:<seat>`` (or
+``name:host``) the player's display name (names.py); ``moved_ms`` when a command was last
+applied ("Your games": time since the last move). Options are also in the log's room meta
+(msgpack), so listing rooms needs no replay. A seat is taken in one step of the store, so two
+joiners never share a seat.
 """
 
 from __future__ import annotations
@@ -21,12 +21,9 @@ from typing import Any, Literal
 
 import msgpack
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
-from redis.typing import EncodableT, FieldT
 
 from olympus.rules import Faction, Options, create, encode
-from olympus.store import EventStore, RoomNotFound, text
+from olympus.store import Backend, RoomNotFound
 
 from . import tokens
 from .tokens import SeatClaim
@@ -34,37 +31,6 @@ from .tokens import SeatClaim
 SEATS = tuple(f.value for f in Faction)
 STATUSES = ("open", "live", "finished")
 CLOCK_LIMIT = 7 * 24 * 3600
-
-# KEYS: seats hash, store meta.  ARGV: side ('' = any free seat), challenge ('1'/'0'), the
-# joiner's name ('' = none), set with the seat.
-# Returns {code, side, full, epoch}: 1 joined; 0 taken/full; -1 no room; -2 a Challenge needs
-# a side. The room's epoch comes with a seat, so that joining asks Redis nothing more.
-_LUA_JOIN = """
-local epoch = redis.call('HGET', KEYS[2], 'epoch')
-if not epoch then return {-1, '', 0, ''} end
-local side = ARGV[1]
-if ARGV[2] == '1' then
-  if redis.call('HEXISTS', KEYS[1], 'host_side') == 1 then return {0, '', 1, ''} end
-  if side == '' then return {-2, '', 0, ''} end
-  local other = (side == 'olympians') and 'chthonians' or 'olympians'
-  redis.call('HSET', KEYS[1], side, 1, other, 1, 'host_side', other)
-  if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
-  return {1, side, 1, epoch}
-end
-if side == '' then
-  for _, s in ipairs({'olympians', 'chthonians'}) do
-    if side == '' and redis.call('HEXISTS', KEYS[1], s) == 0 then side = s end
-  end
-  if side == '' then return {0, '', 1, ''} end
-elseif redis.call('HEXISTS', KEYS[1], side) == 1 then
-  return {0, '', 0, ''}
-end
-redis.call('HSET', KEYS[1], side, 1)
-if ARGV[3] ~= '' then redis.call('HSET', KEYS[1], 'name:' .. side, ARGV[3]) end
-local full = redis.call('HEXISTS', KEYS[1], 'olympians')
-  + redis.call('HEXISTS', KEYS[1], 'chthonians')
-return {1, side, full == 2 and 1 or 0, epoch}
-"""
 
 ClockSeconds = Field(default=None, ge=1, le=CLOCK_LIMIT)
 
@@ -126,37 +92,26 @@ class Seated:
     draws_setup: bool = False
 
 
-# A room's seats hash as written: seat -> its generation, name:<seat> -> a display name.
-Seats = dict[FieldT, EncodableT]
+# A room's seats as written: seat -> its generation, name:<seat> -> a display name.
+Seats = dict[str, str | int]
 
 
-def _names(seats: Mapping[bytes | str, bytes | str]) -> dict[str, str | None]:
+def _names(seats: Mapping[str, str]) -> dict[str, str | None]:
     """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
-    host = text(seats.get(b"host_side", b""))
-    names: dict[str, str | None] = {}
-    for s in SEATS:
-        name = seats.get(f"name:{s}".encode()) or (seats.get(b"name:host") if host == s else None)
-        names[s] = None if name is None else text(name)
-    return names
+    host = seats.get("host_side", "")
+    return {
+        s: seats.get(f"name:{s}") or (seats.get("name:host") if host == s else None) for s in SEATS
+    }
 
 
 class Lobby:
-    def __init__(
-        self,
-        redis: Redis | RedisCluster,
-        store: EventStore,
-        secret: bytes,
-        seed_source: Callable[[], int],
-    ) -> None:
-        self.redis = redis
-        self.store = store
+    def __init__(self, backend: Backend, secret: bytes, seed_source: Callable[[], int]) -> None:
+        self.store = backend.events
+        self.index = backend.rooms
+        self.seats = backend.seats
         self.secret = secret
         self.seed_source = seed_source
-        self._join = store.room_script(_LUA_JOIN)
         self._moved: dict[str, int] = {}  # rooms whose last command's time is not written yet
-
-    def seats_key(self, room: str) -> str:
-        return f"{self.store.prefix}:room:{{{room}}}:seats"
 
     def _token(self, room: str, seat: str, generation: int) -> str:
         return tokens.sign(self.secret, SeatClaim(room, seat, generation))
@@ -199,10 +154,9 @@ class Lobby:
             "created_ms": time.time_ns() // 1_000_000,
         } | meta
         epoch = await self.store.create_room(room, msgpack.packb(record))
-        key = self.seats_key(room)
-        await self.store.call(key, "HSET", key, *(x for pair in seats.items() for x in pair))
+        await self.seats.write(room, seats)
         await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
-        await self.store.set_room_status(room, status, seen=True)  # created just now
+        await self.index.set_room_status(room, status, seen=True)  # created just now
         return room, epoch
 
     async def rematch(self, claim: SeatClaim) -> Seated:
@@ -212,18 +166,13 @@ class Lobby:
         await self.check_generation(claim)
         if claim.seat not in SEATS:
             raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
-        if await self.store.room_status(claim.room) != "finished":
+        if await self.index.room_status(claim.room) != "finished":
             raise LobbyError(409, "not_finished", "A rematch is offered once the game is over.")
-        key, seat = self.seats_key(claim.room), Faction(claim.seat).enemy.value
+        seat = Faction(claim.seat).enemy.value
         fresh = secrets.token_urlsafe(9)
-        room: str | None = fresh
-        if not await self.store.call(key, "HSETNX", key, "rematch", fresh):
-            # None: the seats were dropped since. Our own id: the HSETNX was sent again after
-            # a lost reply and found its first sending's write.
-            held = await self.store.call(key, "HGET", key, "rematch")
-            room = None if held is None else text(held)
+        room = await self.seats.set_once(claim.room, "rematch", fresh)
         if room == fresh:
-            names = _names(await self.redis.hgetall(key))  # (a dict: redis-py's)
+            names = _names(await self.seats.fields(claim.room))
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
@@ -241,30 +190,26 @@ class Lobby:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
         (a checked display name), if any."""
         meta = await self._meta_or_404(room)
-        code, taken, full, epoch = await self._join(
-            keys=[self.seats_key(room), self.store.keys(room).meta],
-            args=[side or "", "1" if meta["challenge"] else "0", name or ""],
-        )
-        if code == -1:
+        joined = await self.seats.join(room, side, bool(meta["challenge"]), name or "")
+        if joined.outcome == "no_room":
             raise LobbyError(404, "room_not_found", "There is no such room.")
-        if code == -2:
+        if joined.outcome == "side_required":
             raise LobbyError(422, "side_required", "In a Challenge, the joiner picks the side.")
-        if code == 0:
+        if joined.outcome == "taken":
             raise LobbyError(409, "seat_taken", "That seat is taken.")
-        seat = taken.decode()
-        if full:  # the join script found the room
-            await self.store.set_room_status(room, "live", seen=True)
-        draws = bool(full and meta["options"].get("random_setup"))
-        return Seated(room, int(epoch), seat, self._token(room, seat, 1), full, draws_setup=draws)
+        seat, full = joined.side, joined.full
+        if full:  # the join found the room
+            await self.index.set_room_status(room, "live", seen=True)
+        draws = full and bool(meta["options"].get("random_setup"))
+        token = self._token(room, seat, 1)
+        return Seated(room, joined.epoch, seat, token, full, draws_setup=draws)
 
     async def host_seat(self, claim: SeatClaim) -> Seated:
         """A Challenge creator's seat, once the opponent has picked the other one."""
         await self.check_generation(claim)
-        key = self.seats_key(claim.room)
-        side = await self.store.call(key, "HGET", key, "host_side")
-        if side is None:
+        seat = await self.seats.field(claim.room, "host_side")
+        if seat is None:
             raise LobbyError(409, "no_opponent_yet", "The opponent has not picked a side yet.")
-        seat = text(side)
         generation = await self.generation(claim.room, seat)
         token = self._token(claim.room, seat, generation or 1)
         return Seated(claim.room, await self.store.epoch(claim.room), seat, token, True)
@@ -272,21 +217,19 @@ class Lobby:
     def moved(self, room: str) -> None:
         """Note when the room's last command was applied (server clock, ms); ``flush_moved``
         writes it, about a second later. "Your games" shows minutes to days since the last
-        move, and a Redis write per command on the command path cost 8 % of the service's CPU
+        move, and a store write per command on the command path cost 8 % of the service's CPU
         (docs/performance.md)."""
         self._moved[room] = time.time_ns() // 1_000_000
 
     async def flush_moved(self) -> None:
-        """Write the times ``moved`` noted, in one pipeline (one HSET per room)."""
+        """Write the times ``moved`` noted, all at once."""
         if not self._moved:
             return
         moved, self._moved = self._moved, {}
-        times = moved.items()
-        await self.store.calls([("HSET", self.seats_key(r), "moved_ms", ms) for r, ms in times])
+        await self.seats.note_moved(moved)
 
     async def generation(self, room: str, seat: str) -> int | None:
-        key = self.seats_key(room)
-        value = await self.store.call(key, "HGET", key, seat)
+        value = await self.seats.field(room, seat)
         return None if value is None else int(value)
 
     async def check_generation(self, claim: SeatClaim) -> None:
@@ -296,15 +239,14 @@ class Lobby:
     async def revoke(self, claim: SeatClaim) -> Seated:
         """Invalidate every token of the seat and hand out the one new token."""
         await self.check_generation(claim)
-        key = self.seats_key(claim.room)
-        generation = await self.store.call(key, "HINCRBY", key, claim.seat, 1)
+        generation = await self.seats.bump(claim.room, claim.seat)
         token = self._token(claim.room, claim.seat, generation)
         epoch = await self.store.epoch(claim.room)
         return Seated(claim.room, epoch, claim.seat, token, generation=generation)
 
     async def seats_full(self, room: str) -> bool:
-        key = self.seats_key(room)
-        return None not in await self.store.call(key, "HMGET", key, *SEATS)
+        seats = await self.seats.fields(room)
+        return all(s in seats for s in SEATS)
 
     async def _meta_or_404(self, room: str) -> dict[str, Any]:
         if tokens.is_room_id(room):
@@ -314,28 +256,22 @@ class Lobby:
 
     async def summaries(self, rooms: list[str], status: str | None) -> list[dict[str, Any]]:
         """What the lobby shows of each room; rooms deleted meanwhile are left out."""
-        pipe = self.redis.pipeline(transaction=False)
-        for room in rooms:
-            pipe.hget(self.store.keys(room).meta, "meta")
-            pipe.hgetall(self.seats_key(room))
-        replies = await pipe.execute()
         found = []
-        for i, room in enumerate(rooms):
-            meta, seats = replies[2 * i : 2 * i + 2]
-            if meta is None:
+        for room, record in zip(rooms, await self.seats.records(rooms), strict=True):
+            if record is None:
                 continue
-            meta = msgpack.unpackb(meta)
+            meta, seats = msgpack.unpackb(record.meta), record.seats
             found.append(
                 {
                     "room": room,
                     "status": status,
                     "challenge": meta["challenge"],
                     "options": meta["options"],
-                    "seats": {s: s.encode() in seats for s in SEATS},
+                    "seats": {s: s in seats for s in SEATS},
                     "names": _names(seats),
-                    "rematch": seats[b"rematch"].decode() if b"rematch" in seats else None,
+                    "rematch": seats.get("rematch"),
                     "created_ms": meta["created_ms"],
-                    "moved_ms": int(seats.get(b"moved_ms", meta["created_ms"])),
+                    "moved_ms": int(seats.get("moved_ms", meta["created_ms"])),
                     "computer": meta.get("computer", {}),
                 }
             )
@@ -344,7 +280,7 @@ class Lobby:
     async def summary(self, room: str) -> dict[str, Any]:
         found = []
         if tokens.is_room_id(room):
-            found = await self.summaries([room], await self.store.room_status(room))
+            found = await self.summaries([room], await self.index.room_status(room))
         if not found:
             raise LobbyError(404, "room_not_found", "There is no such room.")
         return found[0]

@@ -1,8 +1,11 @@
 """The service's Prometheus metrics, kept by prometheus-client, and their text exposition.
 
-Counters and histograms are counted where things happen. Gauges are read from a callback at
-the thing they count (``Gauge``): each exposition first sets them from it, so they do not
-drift from what they count.
+Counters and histograms are counted where things happen. Those a command passes (``buffered``:
+its result, its append's and its fan-out's latency) are tallied in this module's own fields and
+added to prometheus-client's values by ``Registry.refresh``, before each exposition and every
+``REFRESH_SECONDS``: prometheus-client's Python per call was a measurable part of a command's CPU
+(docs/performance.md). Gauges are read from a callback at the thing they count (``Gauge``): each
+exposition first sets them from it, so they do not drift from what they count.
 
 One process (``olympus serve --workers 1``, the tests' servers): each ``ServiceMetrics`` keeps
 its values in memory, in a registry of its own.
@@ -22,6 +25,7 @@ process: two would count into the same values.
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -58,28 +62,49 @@ class Metric:
     def __init__(self, kept: MetricWrapperBase) -> None:
         self.kept = kept
 
+    def flush(self) -> None:
+        """Add what was tallied here since the last flush to the kept values."""
+
 
 class Counter(Metric):
-    """A counter, by label values (``inc("ok")``)."""
+    """A counter, by label values (``inc("ok")``). ``buffered``: tallied here until ``flush``
+    (only from the event loop of its process's one ``ServiceMetrics``: a flush from another
+    thread could lose a count)."""
 
-    def __init__(self, name: str, help: str, labels: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, name: str, help: str, labels: tuple[str, ...] = (), buffered: bool = False
+    ) -> None:
         counter = prometheus_client.Counter(name, help, labels, registry=None)
         super().__init__(counter)
         self._counter = counter
         self.label_names = labels
+        self.buffered = buffered
+        self._tallies: dict[LabelValues, float] = {}  # since the last flush (``buffered``)
         # The children by label values: prometheus-client's ``labels()`` costs a few µs a call.
         self._children: dict[LabelValues, prometheus_client.Counter] = {}
         if not labels:
             self._children[()] = counter
 
     def inc(self, *labels: str, amount: float = 1.0) -> None:
+        if self.buffered:
+            self._tallies[labels] = self._tallies.get(labels, 0.0) + amount
+        else:
+            self._child(labels).inc(amount)
+
+    def _child(self, labels: LabelValues) -> prometheus_client.Counter:
         child = self._children.get(labels)
         if child is None:
             child = self._children[labels] = self._counter.labels(*labels)
-        child.inc(amount)
+        return child
+
+    def flush(self) -> None:
+        tallies, self._tallies = self._tallies, {}
+        for labels, amount in tallies.items():
+            self._child(labels).inc(amount)
 
     def get(self, *labels: str) -> float:
         """This process's count for ``labels`` (0 if none)."""
+        self.flush()
         wanted = dict(zip(self.label_names, labels, strict=True))
         for family in self._counter.collect():
             for sample in family.samples:
@@ -89,15 +114,33 @@ class Counter(Metric):
 
 
 class Histogram(Metric):
-    """A histogram without labels, over ``buckets`` (upper bounds; ``+Inf`` is added)."""
+    """A histogram without labels, over ``buckets`` (upper bounds; ``+Inf`` is added), its
+    observations tallied here until ``flush`` (as a buffered ``Counter``'s)."""
 
     def __init__(self, name: str, help: str, buckets: tuple[float, ...] = DEFAULT_BUCKETS):
         histogram = prometheus_client.Histogram(name, help, registry=None, buckets=buckets)
         super().__init__(histogram)
         self._histogram = histogram
+        self._bounds = list(buckets)
+        self._counts = [0] * (len(buckets) + 1)  # per bucket (not cumulative), +Inf last
+        self._sum = 0.0
 
     def observe(self, value: float) -> None:
-        self._histogram.observe(value)
+        self._counts[bisect.bisect_left(self._bounds, value)] += 1
+        self._sum += value
+
+    def flush(self) -> None:
+        """Each bucket's count and the sum, added to prometheus-client's own values (its
+        ``_buckets`` and ``_sum``: what its ``observe`` adds to; INTERNALS)."""
+        counts, self._counts = self._counts, [0] * len(self._counts)
+        total, self._sum = self._sum, 0.0
+        if not any(counts):
+            return
+        kept = self._histogram
+        for bucket, count in zip(kept._buckets, counts, strict=True):
+            if count:
+                bucket.inc(count)
+        kept._sum.inc(total)
 
 
 class Gauge(Metric):
@@ -132,11 +175,13 @@ class Registry:
     def __init__(self, directory: str | None = None) -> None:
         self.directory = directory
         self._kept = CollectorRegistry()
+        self._metrics: list[Metric] = []
         self._gauges: list[Gauge] = []
         if directory is not None:
             MultiProcessCollector(self._kept, directory)  # type: ignore[no-untyped-call]
 
     def add(self, metric: M) -> M:
+        self._metrics.append(metric)
         if isinstance(metric, Gauge):
             self._gauges.append(metric)
         if self.directory is None:  # (else its values are in the directory already)
@@ -144,7 +189,9 @@ class Registry:
         return metric
 
     def refresh(self) -> None:
-        """Set the gauges from their callbacks."""
+        """Add the tallies to the kept values, and set the gauges from their callbacks."""
+        for metric in self._metrics:
+            metric.flush()
         for gauge in self._gauges:
             gauge.refresh()
 
@@ -215,6 +262,7 @@ class ServiceMetrics:
                 "olympus_commands_total",
                 "Commands from seats and the service, by result (ok, duplicate, or an error code).",
                 ("result",),
+                buffered=True,
             )
         )
         self.timeouts = add(

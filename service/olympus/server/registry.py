@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from olympus.rules.snapshot import SnapshotError
-from olympus.store import EventStore, RoomLoad, RoomNotFound
+from olympus.store import EventLog, RoomLoad, RoomNotFound
 
 from . import snapshots
 from .metrics import ServiceMetrics
@@ -34,7 +34,7 @@ class RoomNotReady(Exception):
 class RoomRegistry:
     def __init__(
         self,
-        store: EventStore,
+        store: EventLog,
         settings: Settings,
         metrics: ServiceMetrics,
     ) -> None:
@@ -62,7 +62,7 @@ class RoomRegistry:
     async def fresh(self, room_id: str) -> RoomRuntime:
         """``get``, making sure the cache is of the room's current incarnation (epoch). A room
         this call loads is read from the store after the call began, epoch and events in one
-        script (``EventStore.load``), and its epoch is not read again; one found loaded, or
+        read (``EventLog.load``), and its epoch is not read again; one found loaded, or
         being loaded by an earlier call, is checked against the store's epoch."""
         if room_id not in self.rooms and room_id not in self._loading:
             return await self.get(room_id)
@@ -92,7 +92,7 @@ class RoomRegistry:
             runtime.load(loaded.events if whole else await self.store.read(room_id, 0))
         self.metrics.room_loads.inc("log" if snapshot is None else "snapshot")
         if runtime.over:
-            await runtime.complete()
+            await runtime.reader.complete()
         self.rooms[room_id] = runtime
         try:
             for hook in self.load_hooks:
@@ -116,7 +116,7 @@ class RoomRegistry:
             del self.rooms[runtime.room_id]
         runtime.gone = True
         if close_code is not None:
-            runtime.close_all(close_code, "resync")
+            runtime.feed.close_all(close_code, "resync")
         for hook in self.evict_hooks:
             await hook(runtime)
 
@@ -126,7 +126,7 @@ class RoomRegistry:
         idle = [
             r
             for r in self.rooms.values()
-            if not r.subscribers and r.last_used < limit and not r.lock.locked()
+            if not r.feed.subscribers and r.last_used < limit and not r.lock.locked()
         ]
         for runtime in idle:
             await self.evict(runtime)

@@ -16,7 +16,7 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import FrameType
 
@@ -25,11 +25,10 @@ import uvicorn
 from olympus.lifetime import die_with
 from olympus.native import interpreted_because, turned_off
 from olympus.rules import COMPILED
-from olympus.store import EmbeddedRedis
+from olympus.store import MEMORY_URL, EmbeddedRedis, chosen_url
 
 from . import logs
 from .app import create_app
-from .redis_clients import chosen_url
 from .settings import Settings
 from .workers import Supervisor, listening_socket
 from .ws_protocol import UpgradeProtocol, WriteFrameProtocol
@@ -75,7 +74,14 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
-def cli_serve(args: argparse.Namespace) -> int:
+# Plays the computer's seats beside a memory store, in this process (bot/worker.py,
+# ``bots_thread``): given by the CLI, which sits above both the server and the bots.
+InProcessBots = Callable[[str, int, Settings], contextlib.AbstractContextManager[object]]
+
+
+def cli_serve(args: argparse.Namespace, in_process_bots: InProcessBots | None = None) -> int:
+    """``olympus serve``; ``in_process_bots`` plays the computer's seats on ``--store
+    memory`` (without it, nobody does there)."""
     logs.configure()
     if args.workers < 1:
         raise SystemExit("olympus serve: --workers must be at least 1")
@@ -85,13 +91,17 @@ def cli_serve(args: argparse.Namespace) -> int:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, _stop)
     with contextlib.suppress(_Stopped):
-        return _serve(args)
+        return _serve(args, in_process_bots)
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
+def _serve(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> int:
     with contextlib.ExitStack() as stack:
         redis_url = chosen_url(args.redis_url, args.redis_cluster)
+        if args.store == "memory":
+            if redis_url:
+                raise SystemExit("olympus serve: --store memory takes no Redis")
+            return _serve_memory(args, in_process_bots)
         if not redis_url:
             data_dir = Path(args.data_dir) / "redis"
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
@@ -109,6 +119,24 @@ def _serve(args: argparse.Namespace) -> int:
         sockets = [listening_socket(args.host, args.port)] if args.reuse_port else None
         server.run(sockets=sockets)
         return 0
+
+
+def _serve_memory(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> int:
+    """One process on the memory store (store/memory.py): nothing outlives it, so it serves
+    alone, and the computer's seats are played by a thread of it instead of ``olympus bots``."""
+    if args.workers > 1:
+        log.info("--store memory serves in one process: --workers %d is ignored", args.workers)
+    settings = Settings.from_env(redis_url=MEMORY_URL)
+    log.warning("the memory store keeps the games in this process only: they end with it")
+    _say_how_it_runs()
+    app = create_app(settings)
+    tune_gc(settings)
+    server = uvicorn.Server(uvicorn_config(app, settings, args.host, args.port))
+    with contextlib.ExitStack() as stack:
+        if not args.no_bots and in_process_bots is not None:
+            stack.enter_context(in_process_bots(args.host, args.port, settings))
+        server.run()
+    return 0
 
 
 def _say_how_it_runs() -> None:

@@ -9,23 +9,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 from collections import Counter
 from typing import Any, Protocol
 
+from olympus.background import cancel
 from olympus.rules import COMPILED, Faction, Phase
 from olympus.rules.commands import DrawRandomSetup
-from olympus.store import EventStore, Replicated
+from olympus.store import open_backend
 
 from . import tokens, ws_protocol
-from .background import cancel
 from .clocks import Clocks
 from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
 from .metrics import REFRESH_SECONDS, ServiceMetrics
-from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
@@ -49,26 +47,14 @@ class Services:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.metrics = ServiceMetrics()
-        self.redis = command_client(settings)
-        self.pubsub_clients = pubsub_clients(settings)
-        replicated = (
-            Replicated(settings.append_replicas, settings.append_replica_timeout_ms)
-            if settings.append_replicas
-            else None
-        )
-        self.store = EventStore(self.redis, prefix=settings.prefix, replicated=replicated)
+        # The storage, chosen once from the settings' URL (store/wiring.py): every part below
+        # knows it only through its ports (store/ports.py).
+        self.backend = open_backend(settings.store_config())
+        self.store = self.backend.events
         self.loop_lag = LoopLag()
         self.registry = RoomRegistry(self.store, settings, self.metrics)
-        self.fanout = Fanout(
-            self.redis,
-            self.pubsub_clients,
-            functools.partial(pubsub_client, settings),
-            self.store,
-            self.registry,
-            settings.prefix,
-            self.metrics,
-        )
-        self.clocks = Clocks(self.redis, self.registry, settings, self.metrics)
+        self.fanout = Fanout(self.backend, self.registry, self.metrics)
+        self.clocks = Clocks(self.backend.deadlines, self.registry, settings, self.metrics)
         self.snapshotter = Snapshotter(self.store, settings.snapshot_every)
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
@@ -122,10 +108,8 @@ class Services:
         return self.loop_lag.lag() > self.settings.overload_seconds
 
     async def start(self) -> None:
-        self.secret = await tokens.shared_secret(
-            self.redis, self.settings.prefix, self.settings.secret
-        )
-        self.lobby = Lobby(self.redis, self.store, self.secret, self.settings.seed_source)
+        self.secret = await tokens.shared_secret(self.backend.keys, self.settings.secret)
+        self.lobby = Lobby(self.backend, self.secret, self.settings.seed_source)
         await self.fanout.start()
         await self.clocks.start()
         await self.loop_lag.start()
@@ -138,16 +122,13 @@ class Services:
 
     async def stop(self) -> None:
         await cancel(self._janitor, self._moved_writer, self._gauges_writer)
-        with contextlib.suppress(Exception):  # the last second's times, if Redis is there
+        with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()
         await self.clocks.stop()
         await self.fanout.stop()
         await self.snapshotter.stop()  # after whatever may still append
-        for client in self.pubsub_clients:
-            await client.aclose()
-        await self.store.aclose()
-        await self.redis.aclose()
+        await self.backend.aclose()
 
     async def _janitor_loop(self) -> None:
         while True:
@@ -181,7 +162,7 @@ class Services:
     async def _on_load(self, runtime: RoomRuntime) -> None:
         runtime.append_listeners += [self._after_append, self.snapshotter.after_append]
         if runtime.over:
-            await self.store.set_room_status(runtime.room_id, "finished")
+            await self.backend.rooms.set_room_status(runtime.room_id, "finished")
         else:
             await self.start_random_setup(runtime)
 
@@ -205,7 +186,7 @@ class Services:
     async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
         self.lobby.moved(runtime.room_id)
         if over:
-            await self.store.set_room_status(runtime.room_id, "finished")
+            await self.backend.rooms.set_room_status(runtime.room_id, "finished")
 
     async def revoke(self, claim: tokens.SeatClaim) -> Seated:
         """New token for the seat; every socket on an older one is closed, in every process."""
@@ -224,4 +205,4 @@ class Services:
         if message.get("kind") == "revoke":
             runtime = self.rooms.get(message["room"])
             if runtime is not None and message["seat"] in ("olympians", "chthonians"):
-                runtime.revoke(Faction(message["seat"]), int(message["generation"]))
+                runtime.feed.revoke(Faction(message["seat"]), int(message["generation"]))

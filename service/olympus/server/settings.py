@@ -12,6 +12,8 @@ import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from olympus.store import StoreConfig
+
 KIB = 1024
 
 
@@ -22,10 +24,12 @@ def _system_seed() -> int:
 
 @dataclass(frozen=True)
 class Settings:
+    # Where the storage is (store/ports.py, ``StoreConfig``): ``redis://…``, ``unix://…``,
+    # ``redis+cluster://host:port[,…]``, or ``memory://`` (one process, not durable).
     redis_url: str
-    # Key prefix of every Redis key and channel of this deployment (tests use one per test).
+    # Key prefix of every key and channel of this deployment (tests use one per test).
     prefix: str = "olympus"
-    # HMAC key of seat tokens; None: generated once and shared through Redis (tokens.py).
+    # HMAC key of seat tokens; None: generated once and shared through the store (tokens.py).
     secret: bytes | None = None
     # Frames above this are refused with an error frame; the connection stays usable.
     max_frame_bytes: int = 64 * KIB
@@ -63,7 +67,7 @@ class Settings:
     append_replica_timeout_ms: int = 1000
     redis_pool_size: int = 64
     redis_timeout: float = 10.0
-    # A Redis command whose connection failed is sent again this many times (services.py).
+    # A Redis command whose connection failed is sent again this many times (redis_clients.py).
     redis_retries: int = 3
     # Cyclic GC thresholds of an ``olympus serve`` process (gc.set_threshold); it also freezes
     # what it loaded at start. Python's defaults (700, 10, 10) promote every command's
@@ -71,6 +75,18 @@ class Settings:
     # scan every room held: half the CPU time at 500 rooms (docs/performance.md, "Service").
     gc_thresholds: tuple[int, int, int] = (50_000, 20, 10)
     seed_source: Callable[[], int] = field(default=_system_seed)
+
+    def store_config(self) -> StoreConfig:
+        """Where and how the process reaches its storage (``open_backend``)."""
+        return StoreConfig(
+            url=self.redis_url,
+            prefix=self.prefix,
+            timeout=self.redis_timeout,
+            pool_size=self.redis_pool_size,
+            retries=self.redis_retries,
+            append_replicas=self.append_replicas,
+            append_replica_timeout_ms=self.append_replica_timeout_ms,
+        )
 
     @classmethod
     def from_env(cls, redis_url: str, **overrides: object) -> Settings:

@@ -23,12 +23,11 @@ from typing import Protocol
 
 import msgpack
 
+from olympus.background import cancel
 from olympus.rules import Faction, GameState
 from olympus.rules.characters import FACTIONS
 from olympus.rules.snapshot import SnapshotError, decode_state, encode_state
-from olympus.store import EventStore, EventsTrimmed, RoomLoad, Snapshot, chain_next
-
-from .background import cancel
+from olympus.store import EventLog, EventsTrimmed, RoomLoad, Snapshot, chain_next
 
 
 class Snapshotted(Protocol):
@@ -90,7 +89,7 @@ def decode(stored: Snapshot) -> RoomSnapshot:
     return RoomSnapshot(decoded, {audiences[key]: n for key, n in seqs.items()}, last)
 
 
-async def usable(store: EventStore, room_id: str, loaded: RoomLoad) -> RoomSnapshot:
+async def usable(store: EventLog, room_id: str, loaded: RoomLoad) -> RoomSnapshot:
     """The loaded snapshot, if it belongs to the room's log as it is now; else
     ``SnapshotError``. The first event after it must continue its chain; with no event after
     it, the entry at its version must carry it (one more read). Entries without a chain (of
@@ -120,7 +119,7 @@ async def usable(store: EventStore, room_id: str, loaded: RoomLoad) -> RoomSnaps
 class Snapshotter:
     """Saves a room's snapshot once an own append leaves it ``every`` events past its last."""
 
-    def __init__(self, store: EventStore, every: int) -> None:
+    def __init__(self, store: EventLog, every: int) -> None:
         self.store = store
         self.every = every
         self.stopped = False  # set at shutdown: no new writes

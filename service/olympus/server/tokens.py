@@ -2,12 +2,13 @@
 
 A token is ``t1.<room>.<seat>.<generation>.<mac>``. The MAC makes it unforgeable and binds
 it to its room and seat; the generation makes it revocable without a token database: the
-room's seats hash in Redis holds each seat's current generation, revoking bumps it, and a
-token whose generation is not the current one is refused. ``host`` is the seat of the
-creator of a Challenge room until the opponent picks a side (api.md).
+room's seats (store/ports.py, ``RoomSeats``) hold each seat's current generation, revoking
+bumps it, and a token whose generation is not the current one is refused. ``host`` is the
+seat of the creator of a Challenge room until the opponent picks a side (api.md).
 
-The key is ``OLYMPUS_SECRET`` when set, else one random key stored in Redis with SET NX, so
-every process of a deployment signs and checks with the same key without configuration.
+The key is ``OLYMPUS_SECRET`` when set, else one random key the first process keeps in the
+store (``SharedKeys``), so every process of a deployment signs and checks with the same key
+without configuration.
 """
 
 from __future__ import annotations
@@ -20,8 +21,7 @@ import secrets
 from dataclasses import dataclass
 from typing import TypeGuard
 
-from redis.asyncio import Redis
-from redis.asyncio.cluster import RedisCluster
+from olympus.store import SharedKeys
 
 VERSION = "t1"
 SEATS = ("olympians", "chthonians", "host")
@@ -54,7 +54,8 @@ def sign(secret: bytes, claim: SeatClaim) -> str:
 
 
 def verify(secret: bytes, token: object) -> SeatClaim:
-    """The claim of an authentic token; its generation is checked against Redis by the caller."""
+    """The claim of an authentic token; its generation is checked against the seats by the
+    caller."""
     parts = token.split(".") if isinstance(token, str) and len(token) <= 256 else []
     if len(parts) != 5 or parts[0] != VERSION:
         raise TokenError("bad_token", "This is not a seat token.")
@@ -67,18 +68,11 @@ def verify(secret: bytes, token: object) -> SeatClaim:
     return claim
 
 
-async def shared_secret(
-    redis: Redis | RedisCluster, prefix: str, configured: bytes | None
-) -> bytes:
-    """The configured key, or the deployment's key in Redis (created by the first process)."""
+async def shared_secret(keys: SharedKeys, configured: bytes | None) -> bytes:
+    """The configured key, or the deployment's key in the store (made by the first process)."""
     if configured:
         return configured
-    key = f"{prefix}:secret"
-    await redis.set(key, secrets.token_hex(32), nx=True)
-    value = await redis.get(key)
-    if value is None:  # deleted between the two calls: extremely unlikely, never silent
-        raise RuntimeError(f"the token secret {key!r} vanished from Redis")
-    return value if isinstance(value, bytes) else value.encode()
+    return await keys.shared_secret(secrets.token_hex(32))
 
 
 def is_room_id(room: object) -> TypeGuard[str]:

@@ -1,58 +1,99 @@
-"""Storage layer: an embedded, AOF-persisted redis-server and a per-room event store on it.
+"""Storage: the ports the service and the computer's worker ask of it (ports.py), and their
+two backends, Redis (an embedded, AOF-persisted redis-server, one Redis or a Cluster) and
+memory. ``open_backend`` opens the one a URL names.
 
 ``COMPILED`` says whether its modules run compiled by mypyc (``olympus.native``) or as source.
 """
 
 from olympus.native import runs_compiled
 from olympus.store.batching import NotReplicated, Replicated
-from olympus.store.event_store import (
+from olympus.store.event_store import EventStore, RoomKeys
+from olympus.store.ports import (
+    BOT_BUCKETS,
+    Backend,
+    BotSeats,
+    DeadlineIndex,
+    EventLog,
+    Hints,
+    Join,
+    Readiness,
+    RoomIndex,
+    RoomRecord,
+    RoomSeats,
+    SharedKeys,
+    StoreConfig,
+    bot_hash,
+)
+from olympus.store.records import (
     AppendResult,
     Applied,
-    EventStore,
     EventStoreError,
     EventsTrimmed,
     IdReused,
     LogDiverged,
     RoomExists,
-    RoomKeys,
     RoomLoad,
     RoomNotFound,
     Snapshot,
     SnapshotAhead,
     StoredEvent,
+    StoreUnavailable,
     TrimBeyondSnapshot,
     VersionConflict,
     chain_next,
     command_digest,
     text,
 )
+from olympus.store.redis_clients import CLUSTER_SCHEME, chosen_url, cluster_nodes, cluster_url
 from olympus.store.redis_server import EmbeddedRedis
+from olympus.store.wiring import MEMORY_URL, open_backend
 
 # Where the package's modules came from: olympus.native chose it before this module ran.
 COMPILED = runs_compiled(__path__)
 
 __all__ = [
+    "BOT_BUCKETS",
+    "CLUSTER_SCHEME",
     "COMPILED",
+    "MEMORY_URL",
     "AppendResult",
     "Applied",
+    "Backend",
+    "BotSeats",
+    "DeadlineIndex",
     "EmbeddedRedis",
+    "EventLog",
     "EventStore",
     "EventStoreError",
     "EventsTrimmed",
+    "Hints",
     "IdReused",
+    "Join",
     "LogDiverged",
     "NotReplicated",
+    "Readiness",
     "Replicated",
     "RoomExists",
+    "RoomIndex",
     "RoomKeys",
     "RoomLoad",
     "RoomNotFound",
+    "RoomRecord",
+    "RoomSeats",
+    "SharedKeys",
     "Snapshot",
     "SnapshotAhead",
+    "StoreConfig",
+    "StoreUnavailable",
     "StoredEvent",
     "TrimBeyondSnapshot",
     "VersionConflict",
+    "bot_hash",
     "chain_next",
+    "chosen_url",
+    "cluster_nodes",
+    "cluster_url",
     "command_digest",
+    "open_backend",
     "text",
 ]

@@ -38,6 +38,8 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 from .cluster_calls import call_script
+from .records import StoreUnavailable
+from .redis_errors import store_error
 from .resp_connection import RespConnection, RespScript, first
 
 Queued = tuple[Sequence[Any], Sequence[Any], "asyncio.Future[Any]"]  # keys, args, its result
@@ -51,7 +53,7 @@ class Replicated:
     timeout_ms: int = 1000
 
 
-class NotReplicated(Exception):
+class NotReplicated(StoreUnavailable):
     """Fewer replicas than required confirmed the write in time: it is on the master only."""
 
     def __init__(self, required: int, confirmed: int) -> None:
@@ -115,7 +117,7 @@ class ScriptBatcher:
                 if result.done():  # its caller was cancelled
                     continue
                 if isinstance(reply, Exception):
-                    result.set_exception(reply)
+                    result.set_exception(store_error(reply))
                 else:
                     result.set_result(reply)
         except asyncio.CancelledError:  # the process is stopping
@@ -125,7 +127,7 @@ class ScriptBatcher:
         except Exception as error:  # the connection failed: every call still waiting did
             for *_, result in batch:  # (no caller may wait forever)
                 if not result.done():
-                    result.set_exception(error)
+                    result.set_exception(store_error(error))
 
     async def _pipeline(self, script: RespScript, batch: list[Queued]) -> list[Any]:
         """The calls as EVALSHA (redis-py would ask SCRIPT EXISTS first for the script object,
@@ -158,7 +160,7 @@ class ScriptBatcher:
                 reply = await self._on_cluster(keys, args)
             except Exception as error:
                 if not result.done():
-                    result.set_exception(error)
+                    result.set_exception(store_error(error))
             else:
                 if not result.done():
                     result.set_result(reply)

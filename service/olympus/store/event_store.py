@@ -37,12 +37,10 @@ of that slot (and its replicas) and the processes subscribed there (``EventStore
 
 from __future__ import annotations
 
-import hashlib
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -50,11 +48,29 @@ from redis.commands.core import AsyncScript
 
 from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
+from .records import (
+    AppendResult,
+    Applied,
+    EventsTrimmed,
+    IdReused,
+    LogDiverged,
+    RoomExists,
+    RoomLoad,
+    RoomNotFound,
+    Snapshot,
+    SnapshotAhead,
+    StoredEvent,
+    TrimBeyondSnapshot,
+    VersionConflict,
+    chain_next,
+    check_append,
+    check_read,
+    check_room_id,
+    check_status,
+    text,
+)
+from .redis_errors import REDIS_FAILURES, store_error
 from .resp_connection import Command, RespConnection, RespScript, first, one
-
-_ROOM_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-_STATUS = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
-_DIGEST = re.compile(r"^[0-9a-f]{1,64}$")
 
 # Version of a stream key, from entry ids only. XREVRANGE COUNT 1 is O(1); when every entry was
 # trimmed the stream still remembers its last id (XINFO STREAM last-generated-id), and XADD
@@ -263,167 +279,6 @@ return old
 """
 
 
-class EventStoreError(Exception):
-    """Base class of the store's domain errors (Redis/connection errors pass through)."""
-
-
-class RoomNotFound(EventStoreError):
-    def __init__(self, room_id: str) -> None:
-        super().__init__(f"room {room_id!r} does not exist")
-        self.room_id = room_id
-
-
-class RoomExists(EventStoreError):
-    def __init__(self, room_id: str) -> None:
-        super().__init__(f"room {room_id!r} already exists")
-        self.room_id = room_id
-
-
-class VersionConflict(EventStoreError):
-    """Someone else appended first: reload (``read(room, expected)``), re-decide, retry."""
-
-    def __init__(self, room_id: str, expected: int, actual: int) -> None:
-        super().__init__(f"room {room_id!r}: expected version {expected}, actual {actual}")
-        self.room_id = room_id
-        self.expected = expected
-        self.actual = actual
-
-
-class IdReused(EventStoreError):
-    """The command id was applied already, to another command (their digests differ):
-    nothing was written. A client that restarted its id counter would otherwise see its new
-    command acknowledged as the old one, and lose it."""
-
-    def __init__(self, room_id: str, command_id: str) -> None:
-        super().__init__(f"room {room_id!r}: command id {command_id!r} was used for another")
-        self.room_id = room_id
-        self.command_id = command_id
-
-
-class LogDiverged(EventStoreError):
-    """The room is at the expected version, but its history is not the one the caller folded
-    (the chains differ): Redis lost writes and others appended since. Rebuild from the log;
-    never append."""
-
-    def __init__(self, room_id: str, version: int) -> None:
-        super().__init__(f"room {room_id!r}: event {version} is not the one expected")
-        self.room_id = room_id
-        self.version = version
-
-
-def chain_next(chain: str, data: bytes) -> str:
-    """The room's chain after an event: SHA-1 (hex) of the chain before it and its data, ""
-    before the first event. Equal chains at a version mean equal histories up to it, so a
-    writer or reader that names its chain cannot continue a log that forked from its own."""
-    return hashlib.sha1(chain.encode() + data, usedforsecurity=False).hexdigest()
-
-
-class EventsTrimmed(EventStoreError):
-    """The requested events were trimmed away; start from the snapshot (``load``) instead."""
-
-    def __init__(self, room_id: str, after_version: int, first_available: int | None) -> None:
-        super().__init__(
-            f"room {room_id!r}: events after {after_version} were trimmed "
-            f"(first available: {first_available})"
-        )
-        self.room_id = room_id
-        self.after_version = after_version
-        self.first_available = first_available
-
-
-class SnapshotAhead(EventStoreError):
-    """A snapshot claims a version the stream has not reached: it would describe lost events."""
-
-    def __init__(self, room_id: str, version: int, stream_version: int) -> None:
-        super().__init__(
-            f"room {room_id!r}: snapshot version {version} > stream version {stream_version}"
-        )
-        self.room_id = room_id
-        self.version = version
-        self.stream_version = stream_version
-
-
-class TrimBeyondSnapshot(EventStoreError):
-    """Trimming past the latest snapshot would make the room unrebuildable."""
-
-    def __init__(self, room_id: str, keep_after_version: int, snapshot_version: int) -> None:
-        super().__init__(
-            f"room {room_id!r}: cannot trim up to {keep_after_version}, "
-            f"latest snapshot is at {snapshot_version}"
-        )
-        self.room_id = room_id
-        self.keep_after_version = keep_after_version
-        self.snapshot_version = snapshot_version
-
-
-class Applied(NamedTuple):
-    """A command id's record: the versions of the events it produced, and its command's
-    digest ("" if it was applied before digests were kept)."""
-
-    first: int
-    last: int
-    digest: str
-
-
-def text(value: bytes | str) -> str:
-    """A reply of redis-py as text: bytes from the service's clients (``decode_responses``
-    off), which redis-py's types cannot tell from str."""
-    return value.decode() if isinstance(value, bytes) else value
-
-
-def command_digest(canonical: bytes) -> str:
-    """The digest recorded with a command id: of the command's canonical encoding (the caller
-    chooses it; the same command must always give the same bytes)."""
-    return hashlib.blake2b(canonical, digest_size=16).hexdigest()
-
-
-@dataclass(frozen=True, slots=True)
-class AppendResult:
-    """``version``: room version after the append (= version of its last event).
-
-    ``first_version``: version of its first event. ``duplicate``: the command id had already
-    been applied, nothing was written, and the versions are those of the original append.
-    ``chains``: each new event's chain (``chain_next``), when the append was given one and
-    wrote them: the caller that folds them need not hash them again.
-    """
-
-    version: int
-    first_version: int
-    duplicate: bool
-    chains: tuple[str, ...] = ()
-
-    def __init__(
-        self, version: int, first_version: int, duplicate: bool, chains: tuple[str, ...] = ()
-    ) -> None:
-        """Spelled out, as ``GameState.__init__`` is and for its reason: one is made per
-        command."""
-        object.__setattr__(self, "version", version)
-        object.__setattr__(self, "first_version", first_version)
-        object.__setattr__(self, "duplicate", duplicate)
-        object.__setattr__(self, "chains", chains)
-
-
-class StoredEvent(NamedTuple):
-    version: int
-    data: bytes
-    chain: str = ""  # ``chain_next`` up to this event, as its writer gave it ("": not given)
-
-
-class Snapshot(NamedTuple):
-    version: int
-    data: bytes
-
-
-@dataclass(frozen=True, slots=True)
-class RoomLoad:
-    """A consistent view of a room: state = fold(snapshot, events); ``version`` = last event."""
-
-    snapshot: Snapshot | None
-    events: list[StoredEvent]
-    version: int
-    epoch: int
-
-
 _HELD_KEYS = 1 << 14  # rooms whose keys a store holds at most (``EventStore.keys``)
 
 
@@ -435,12 +290,6 @@ class RoomKeys:
     events: str  # stream: entry <k>-0 holds event k in field "e"
     commands: str  # hash: command id -> "<first>:<last>:<digest>" (``_LUA_APPEND``)
     snapshot: str  # hash: v, d
-
-
-def _validate_room_id(room_id: str) -> None:
-    # Braces would break the hash tag; the lobby index uses NUL as a separator.
-    if not _ROOM_ID.match(room_id):
-        raise ValueError(f"invalid room id {room_id!r} (allowed: [A-Za-z0-9_.:-]{{1,128}})")
 
 
 def _applied(value: bytes | None) -> Applied | None:
@@ -466,6 +315,19 @@ def _to_events(entries: list[Any]) -> list[StoredEvent]:
 
 # A Lua script, called with ``keys=`` and ``args=``.
 Script = AsyncScript | cluster_calls.SlotScript | RespScript
+
+
+class StoreScript:
+    """A script whose failures are the store's errors (redis_errors.py)."""
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+
+    async def __call__(self, keys: Sequence[Any], args: Sequence[Any] = ()) -> Any:
+        try:
+            return await self.script(keys=keys, args=args)
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
 
 
 class EventStore:
@@ -521,19 +383,20 @@ class EventStore:
         if self._calls is not None:
             await self._calls.aclose()
 
-    def room_script(self, script: str) -> Script:
+    def room_script(self, script: str) -> StoreScript:
         """A script on a room's keys (the store's, or the lobby's on the room's slot): on a
         cluster called through ``cluster_calls``."""
         if isinstance(self.redis, RedisCluster):
-            return cluster_calls.SlotScript(self.redis, self.redis.register_script(script))
+            slot_script = cluster_calls.SlotScript(self.redis, self.redis.register_script(script))
+            return StoreScript(slot_script)
         return self._script(script)
 
-    def _script(self, script: str) -> Script:
+    def _script(self, script: str) -> StoreScript:
         """A script on one slot's keys: on one Redis on the store's own connection, on a
         cluster as redis-py routes it."""
         if self._calls is None:
-            return self.redis.register_script(script)
-        return RespScript(self._calls, script)
+            return StoreScript(self.redis.register_script(script))
+        return StoreScript(RespScript(self._calls, script))
 
     async def call(self, key: str, *command: Any) -> Any:
         """One command on a room's ``key`` (the store's, or the lobby's on the room's slot):
@@ -541,25 +404,32 @@ class EventStore:
         never fails it), else on the store's own connection; an error reply raised. For
         commands whose reply is the same either way: on one Redis as Redis gives it, on a
         cluster through redis-py's reply callbacks (which make HGETALL's a dict, HSETNX's a
-        bool)."""
-        if self._calls is None:
-            assert isinstance(self.redis, RedisCluster)
-            return first(await cluster_calls.call(self.redis, key, command))
-        return await one(self._calls, command)
+        bool). Raises ``StoreUnavailable`` for what Redis fails or refuses."""
+        try:
+            if self._calls is None:
+                assert isinstance(self.redis, RedisCluster)
+                return first(await cluster_calls.call(self.redis, key, command))
+            return await one(self._calls, command)
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
 
     async def calls(self, commands: Sequence[Command]) -> None:
         """Commands on many rooms' keys, for their effect only (the lobby's times of the last
         moves): on one Redis one batch on the store's own connection, on a cluster a redis-py
-        pipeline (grouped by node). Raises the first error."""
-        if self._calls is None:
-            pipe = self.redis.pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            await pipe.execute()
-            return
-        for reply in await self._calls.call(commands):
+        pipeline (grouped by node). Raises the first error (``StoreUnavailable``)."""
+        try:
+            if self._calls is None:
+                pipe = self.redis.pipeline(transaction=False)
+                for command in commands:
+                    pipe.execute_command(*command)
+                await pipe.execute()
+                return
+            replies = await self._calls.call(commands)
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
+        for reply in replies:
             if isinstance(reply, Exception):
-                raise reply
+                raise store_error(reply) from reply
 
     # -- naming ---------------------------------------------------------------------------
 
@@ -568,7 +438,7 @@ class EventStore:
         and making them checks the id and formats four strings)."""
         keys = self._keys.get(room_id)
         if keys is None:
-            _validate_room_id(room_id)
+            check_room_id(room_id)
             base = f"{self.prefix}:room:{{{room_id}}}"
             keys = RoomKeys(f"{base}:meta", f"{base}:events", f"{base}:cmds", f"{base}:snap")
             if len(self._keys) >= _HELD_KEYS:
@@ -583,7 +453,7 @@ class EventStore:
         A hint, not a delivery guarantee: pub/sub is fire-and-forget, so subscribers must
         ``read(room, last_seen)`` on each hint (and on reconnect) rather than trust payloads.
         """
-        _validate_room_id(room_id)
+        check_room_id(room_id)
         if self.sharded:
             return f"{self.prefix}:room:{{{room_id}}}:hint"
         return f"{self.prefix}:room:{room_id}:hint"
@@ -667,18 +537,7 @@ class EventStore:
         after the original append in the master's replication stream, and the WAIT behind it
         on the same connection confirms both (batching.py).
         """
-        if not events:
-            raise ValueError("append needs at least one event")
-        if expected_version < 0:
-            raise ValueError("expected_version must be >= 0")
-        if command_id == "":
-            raise ValueError("command_id must be non-empty (or None)")
-        if chain == "" and expected_version > 0:
-            raise ValueError('the chain is "" only before the first event (None: unchecked)')
-        if not all(isinstance(e, bytes) for e in events):
-            raise TypeError("events must be bytes")
-        if digest is not None and not _DIGEST.match(digest):
-            raise ValueError("a digest is 1-64 hexadecimal digits (command_digest)")
+        check_append(expected_version, events, command_id, chain, digest)
         k = self.keys(room_id)
         pairs: list[bytes | str] = []
         chains: list[str] = []
@@ -724,27 +583,26 @@ class EventStore:
         vouches for a duplicate: a caller may acknowledge the command on it as it would on an
         append's result.
 
-        Without ``Replicated``, ``seen`` at once: the master has it, all an append promises
-        then. Under ``Replicated(n)``, the record is set again to the value it holds (a write
-        after the original append in the master's replication stream, no data changed) and
-        WAIT follows on the same connection (one of its own on one Redis; on a cluster, the
-        master of the room's slot, batching.py): the record is returned once ``n`` replicas
-        have it, and so the events it names; ``NotReplicated`` if they do not confirm in time.
+        Without ``Replicated``, the record read again: the master has it, all an append
+        promises then. Under ``Replicated(n)``, the record is set again to the value it holds
+        (a write after the original append in the master's replication stream, no data
+        changed) and WAIT follows on the same connection (one of its own on one Redis; on a
+        cluster, the master of the room's slot, batching.py): the record is returned once
+        ``n`` replicas have it, and so the events it names; ``NotReplicated`` if they do not
+        confirm in time.
         None if the master no longer holds ``seen`` (it lost the record since: a failover).
         """
-        if self._confirm is None:
-            return seen
         commands = self.keys(room_id).commands
-        confirmed = _applied(await self._confirm(keys=[commands], args=[command_id]))
+        if self._confirm is None:
+            confirmed = await self.applied(room_id, command_id)
+        else:
+            confirmed = _applied(await self._confirm(keys=[commands], args=[command_id]))
         return confirmed if confirmed == seen else None
 
     async def _run_read(
         self, room_id: str, after_version: int, count: int | None, use_snapshot: bool
     ) -> tuple[int, int, Snapshot | None, list[StoredEvent]]:
-        if after_version < 0:
-            raise ValueError("after_version must be >= 0")
-        if count is not None and count < 1:
-            raise ValueError("count must be >= 1 (or None for all)")
+        check_read(after_version, count)
         k = self.keys(room_id)
         reply = await self._read(
             keys=[k.meta, k.events, k.snapshot],
@@ -847,8 +705,7 @@ class EventStore:
         The index is a separate key (another slot), so it is updated after, not atomically
         with, the room: listings are advisory and readers must tolerate a missing room.
         """
-        if not _STATUS.match(status):
-            raise ValueError(f"invalid status {status!r}")
+        check_status(status)
         if not seen and not await self.room_exists(room_id):
             raise RoomNotFound(room_id)
         old = await self._set_status(
@@ -857,27 +714,35 @@ class EventStore:
         return text(old) if old is not None else None
 
     async def room_status(self, room_id: str) -> str | None:
-        _validate_room_id(room_id)
-        value = await self.redis.hget(self._status_key, room_id)
+        check_room_id(room_id)
+        try:
+            value = await self.redis.hget(self._status_key, room_id)
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
         return text(value) if value is not None else None
 
     async def rooms_by_status(
         self, status: str, *, offset: int = 0, limit: int | None = None
     ) -> list[str]:
         """Room ids with ``status``, sorted by id (ZRANGEBYLEX, so pagination is cheap)."""
-        if not _STATUS.match(status):
-            raise ValueError(f"invalid status {status!r}")
+        check_status(status)
         prefix = status.encode()
-        members = await self.redis.zrangebylex(
-            self._by_status_key,
-            b"[" + prefix + b"\x00",
-            b"(" + prefix + b"\x01",
-            start=offset,
-            num=limit if limit is not None else -1,  # LIMIT offset -1: all the rest
-        )
+        try:
+            members = await self.redis.zrangebylex(
+                self._by_status_key,
+                b"[" + prefix + b"\x00",
+                b"(" + prefix + b"\x01",
+                start=offset,
+                num=limit if limit is not None else -1,  # LIMIT offset -1: all the rest
+            )
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
         return [text(m)[len(prefix) + 1 :] for m in members]
 
     async def list_rooms(self) -> dict[str, str]:
         """All indexed rooms: room id -> status."""
-        raw = await self.redis.hgetall(self._status_key)
+        try:
+            raw = await self.redis.hgetall(self._status_key)
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
         return {text(k): text(v) for k, v in raw.items()}

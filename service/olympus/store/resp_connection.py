@@ -11,7 +11,7 @@ one Redis (a score per game: creating, loading, snapshots, the lobby's status) g
 one command or one script at a time (``one``, ``RespScript``). The pub/sub hints that follow
 every append come back the same way: each message parsed in C and handed to its handler from
 the protocol's ``data_received``, with no reader task, no message dict and no redis-py
-(``PubSubConnection``, fanout.py).
+(``PubSubConnection``, redis_hints.py).
 
 Both talk to the Redis of a redis-py client, with that client's settings (its pool's: TCP host
 and port or unix socket, username and password, database, timeouts, retry policy), so that the
@@ -344,7 +344,7 @@ class PubSubConnection:
     ``[kind, channel, data]`` of bytes (``data`` a count for a confirmation).
 
     No reconnecting: pub/sub drops what is published while a connection is down, so its owner
-    must notice the loss (``lost``), connect again and read what it missed (fanout.py)."""
+    must notice the loss (``lost``), connect again and read what it missed (redis_hints.py)."""
 
     def __init__(self, client: Redis, pushed: Pushed) -> None:
         self._endpoint = _Endpoint(client)

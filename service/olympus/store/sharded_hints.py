@@ -24,7 +24,7 @@ the command client's ``NodesManager``, shared with it, which keeps the connectio
 it already knows), then subscribes on each master at once (one master that does not answer
 holds up no other), and while some channel still waits (its master is dead and the cluster has
 not promoted its replica yet) it tries again with backoff. Each confirmation makes the fan-out
-read the room's tail (fanout.py), so a hint lost in the gap costs nothing: the stream stays the
+read the room's tail (redis_hints.py), so a hint lost in the gap costs nothing: the stream stays the
 truth.
 """
 
@@ -43,10 +43,9 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.crc import key_slot
 from redis.exceptions import AskError, MovedError, RedisClusterException, RedisError
 
-from .background import cancel
-from .metrics import ServiceMetrics
+from olympus.background import cancel
 
-log = logging.getLogger("olympus.server.fanout")
+log = logging.getLogger("olympus.store.hints")
 
 # What a lost connection, a refused subscription or a slot no node serves raise.
 LOST = (RedisError, RedisClusterException, OSError)
@@ -88,16 +87,17 @@ class ShardedHints:
         connect: Callable[[str], Redis],
         wanted: Mapping[bytes, object],
         dispatch: Dispatch,
-        metrics: ServiceMetrics,
+        on_lost: Callable[[], None],
     ) -> None:
         """``connect``: a client for a pub/sub connection to a node's URL (redis_clients.py).
         ``wanted``: the channels to be subscribed to (the fan-out's).
-        ``dispatch``: gets every message but the unsubscriptions."""
+        ``dispatch``: gets every message but the unsubscriptions.
+        ``on_lost``: called for each connection lost or subscription moved (a counter)."""
         self.cluster = cluster
         self._connect = connect
         self._wanted = wanted
         self._dispatch = dispatch
-        self._metrics = metrics
+        self._on_lost = on_lost
         self._shards: dict[str, _Shard] = {}  # node name (host:port) -> its connection
         # Wanted channels subscribed nowhere -> the node they were lost with (None: moved, or
         # not tried yet).
@@ -220,7 +220,7 @@ class ShardedHints:
         self._let_go(shard)
         if shard.name not in self._down:  # counted once per loss, not per failed attempt
             self._down.add(shard.name)
-            self._metrics.pubsub_reconnects.inc()
+            self._on_lost()
             log.warning("sharded pub/sub lost", extra={"error": f"{shard.name}: {reason!r}"})
         self._stale = True
         self._wait(shard.channels, shard.name)
@@ -232,7 +232,7 @@ class ShardedHints:
         if not moved:
             return
         shard.channels.difference_update(moved)
-        self._metrics.pubsub_reconnects.inc()
+        self._on_lost()
         log.info("sharded pub/sub moved", extra={"error": f"{shard.name}: {reason!r}"})
         self._wait(moved, None)
         if not shard.channels:  # its last room: the connection goes

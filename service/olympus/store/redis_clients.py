@@ -1,4 +1,4 @@
-"""How the service talks to Redis: one server (``redis://…``, ``unix://…``) or a Redis Cluster
+"""How the Redis backend talks to Redis: one server (``redis://…``, ``unix://…``) or a Redis Cluster
 (``redis+cluster://host:port[,host:port…]``, what ``olympus serve --redis-cluster`` passes).
 
 Commands go through one client with a connection pool (for a cluster, redis-py's
@@ -25,7 +25,7 @@ from redis.asyncio.cluster import ClusterNode, RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 
-from .settings import Settings
+from .ports import StoreConfig
 
 CLUSTER_SCHEME = "redis+cluster://"
 RETRIED = (redis_errors.ConnectionError, redis_errors.BusyLoadingError)
@@ -59,7 +59,7 @@ def _retry(retries: int) -> Retry:
     return Retry(ExponentialBackoff(cap=1.0, base=0.05), retries, supported_errors=RETRIED)
 
 
-def command_client(settings: Settings) -> Redis | RedisCluster:
+def command_client(config: StoreConfig) -> Redis | RedisCluster:
     """The client for every command but pub/sub. Its commands are tried again, on a fresh
     connection, when the connection fails or Redis is still loading its AOF after a restart:
     the first command after Redis returns must not be refused because its pooled connection
@@ -69,41 +69,41 @@ def command_client(settings: Settings) -> Redis | RedisCluster:
     finds its own id; a revoked seat's generation may step by two, and the token handed out
     is the one Redis holds). The store's own connections (store/resp_connection.py) follow the
     same policy."""
-    nodes = cluster_nodes(settings.redis_url)
+    nodes = cluster_nodes(config.url)
     if nodes is not None:
         return RedisCluster(
             startup_nodes=[ClusterNode(host, port) for host, port in nodes],
-            socket_timeout=settings.redis_timeout,
-            socket_connect_timeout=settings.redis_timeout,
-            max_connections=settings.redis_pool_size,
-            retry=_retry(settings.redis_retries),
+            socket_timeout=config.timeout,
+            socket_connect_timeout=config.timeout,
+            max_connections=config.pool_size,
+            retry=_retry(config.retries),
             decode_responses=False,
         )
-    return _single(settings.redis_url, settings, settings.redis_pool_size, settings.redis_retries)
+    return _single(config.url, config, config.pool_size, config.retries)
 
 
-def pubsub_clients(settings: Settings) -> list[Redis]:
+def pubsub_clients(config: StoreConfig) -> list[Redis]:
     """Clients for the pub/sub connection, tried in turn: the one Redis, or each startup node
     of a cluster. None retries inside redis-py: the fan-out notices a lost connection itself,
     resubscribes and reads what it missed (fanout.py), which a silent reconnect would skip."""
-    nodes = cluster_nodes(settings.redis_url)
-    urls = [settings.redis_url] if nodes is None else [f"redis://{h}:{p}" for h, p in nodes]
-    return [pubsub_client(settings, url) for url in urls]
+    nodes = cluster_nodes(config.url)
+    urls = [config.url] if nodes is None else [f"redis://{h}:{p}" for h, p in nodes]
+    return [pubsub_client(config, url) for url in urls]
 
 
-def pubsub_client(settings: Settings, url: str) -> Redis:
+def pubsub_client(config: StoreConfig, url: str) -> Redis:
     """A client for one pub/sub connection to ``url``, without retries (``pubsub_clients``)."""
-    return _single(url, settings, 2, retries=0)
+    return _single(url, config, 2, retries=0)
 
 
-def _single(url: str, settings: Settings, size: int, retries: int) -> Redis:
+def _single(url: str, config: StoreConfig, size: int, retries: int) -> Redis:
     # A blocking pool waits for a free connection instead of raising when all are busy.
     pool = BlockingConnectionPool.from_url(
         url,
         max_connections=size,
-        timeout=settings.redis_timeout,
-        socket_timeout=settings.redis_timeout,
-        socket_connect_timeout=settings.redis_timeout,
+        timeout=config.timeout,
+        socket_timeout=config.timeout,
+        socket_connect_timeout=config.timeout,
         decode_responses=False,
         retry=_retry(retries),
         retry_on_error=list(RETRIED),

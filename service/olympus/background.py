@@ -1,4 +1,4 @@
-"""Stopping the process's background tasks (fan-out reader, clocks, janitor, last-move writer,
+"""Stopping a process's background tasks (the hints' readers, clocks, janitor, last-move writer,
 snapshotter)."""
 
 from __future__ import annotations

@@ -1,0 +1,343 @@
+"""The store's ports: what the service (server/) and the computer's worker (bot/) may ask of
+storage, and nothing of how it is kept.
+
+Two backends implement every port: Redis (one server or a Cluster, chosen once when the
+backend is opened: redis_backend.py) and memory (memory.py: one process, not durable, for
+tests and ``olympus serve --store memory``). One suite of tests (tests/store) runs on each, so
+both keep the same contract. Callers see only the values and the error tree of records.py:
+every failure to reach the storage is ``StoreUnavailable``.
+
+- ``EventLog``: each room's append-only log of events, with its snapshot (the truth).
+- ``RoomIndex``: each room's lobby status (open, live, finished), for listing.
+- ``RoomSeats``: who sits where, their token generations and names, beside the log.
+- ``DeadlineIndex``: each clocked room's earliest deadline (R12), so that any process fires it.
+- ``BotSeats``: the seats the computer plays, in buckets its workers share out.
+- ``SharedKeys``: the deployment's token key, made once and shared by every process.
+- ``Hints``: the wake-ups after each append, and a control channel to every process.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, NamedTuple, Protocol
+
+from .records import AppendResult, Applied, RoomLoad, Snapshot, StoredEvent
+
+
+class EventLog(Protocol):
+    """Each room's log. A room id is ``[A-Za-z0-9_.:-]{1,128}`` (``ValueError`` otherwise)."""
+
+    async def create_room(self, room_id: str, meta: bytes) -> int:
+        """Create the room with ``meta`` (the caller's bytes); return its random epoch, a
+        63-bit number never 0, new for each incarnation of the id. Raises ``RoomExists``."""
+        ...
+
+    async def epoch(self, room_id: str) -> int:
+        """The room's epoch. Raises ``RoomNotFound``."""
+        ...
+
+    async def room_meta(self, room_id: str) -> bytes:
+        """The room's meta as created. Raises ``RoomNotFound``."""
+        ...
+
+    async def room_exists(self, room_id: str) -> bool: ...
+
+    async def delete_room(self, room_id: str) -> bool:
+        """Drop the room's log, snapshot and command records at once, then its status
+        (``RoomIndex``); True if it existed. The id may then be created again (a new epoch,
+        version 0)."""
+        ...
+
+    async def append(
+        self,
+        room_id: str,
+        expected_version: int,
+        events: list[bytes],
+        command_id: str | None = None,
+        chain: str | None = None,
+        digest: str | None = None,
+    ) -> AppendResult:
+        """Append ``events`` at once iff the room is at ``expected_version`` and (given
+        ``chain``, the caller's chain at that version: "" at 0) its last event records that
+        chain; then publish the new version as the room's hint.
+
+        Checks in this order: the room exists (``RoomNotFound``); ``command_id`` was applied
+        already (a result with ``duplicate=True`` and the first append's versions, even if the
+        room moved on; ``IdReused`` if it was applied to a command of another ``digest``); the
+        version (``VersionConflict``); the chain (``LogDiverged``). ``ValueError`` or
+        ``TypeError`` for malformed arguments. A backend that waits for replicas raises
+        ``NotReplicated`` when they do not confirm (the events are written: send it again)."""
+        ...
+
+    async def applied(self, room_id: str, command_id: str) -> Applied | None:
+        """What ``command_id`` was applied as, or None."""
+        ...
+
+    async def confirm(self, room_id: str, command_id: str, seen: Applied) -> Applied | None:
+        """``seen`` (``applied``'s answer) vouched for as an append's result is: the record as
+        it is now, once the replicas asked for have it. None if it is no longer ``seen``."""
+        ...
+
+    async def read(
+        self, room_id: str, after_version: int = 0, count: int | None = None
+    ) -> list[StoredEvent]:
+        """Events after ``after_version``, oldest first, at most ``count``. Raises
+        ``RoomNotFound``, ``EventsTrimmed`` when the first one asked for was trimmed."""
+        ...
+
+    async def version(self, room_id: str) -> int:
+        """Events ever appended (trimming does not lower it). Raises ``RoomNotFound``."""
+        ...
+
+    async def load(self, room_id: str) -> RoomLoad:
+        """The latest snapshot and every event after it, read at once."""
+        ...
+
+    async def save_snapshot(self, room_id: str, version: int, data: bytes) -> bool:
+        """Keep ``data`` as the state after event ``version`` unless a snapshot as new or newer
+        is kept (False). Raises ``SnapshotAhead`` past the log, ``RoomNotFound``."""
+        ...
+
+    async def drop_snapshot_if_ahead(self, room_id: str) -> bool:
+        """Drop the snapshot if it claims more events than the log holds (the storage lost
+        the writes it was folded from); True if it did."""
+        ...
+
+    async def load_snapshot(self, room_id: str) -> Snapshot | None: ...
+
+    async def trim(self, room_id: str, keep_after_version: int) -> int:
+        """Drop the events up to ``keep_after_version``; return how many went. Raises
+        ``TrimBeyondSnapshot`` past the latest snapshot, ``RoomNotFound``."""
+        ...
+
+    async def aclose(self) -> None:
+        """Let go of the log's connections; a later call connects again."""
+        ...
+
+
+class RoomIndex(Protocol):
+    """Each room's lobby status, kept apart from the room (listings are advisory: a listed room
+    may be gone). A status is ``[A-Za-z0-9_.-]{1,64}`` (``ValueError`` otherwise)."""
+
+    async def set_room_status(self, room_id: str, status: str, seen: bool = False) -> str | None:
+        """Record ``status``; return the one before. ``RoomNotFound`` for a room that does not
+        exist, unless ``seen`` (the caller has just seen it exist)."""
+        ...
+
+    async def room_status(self, room_id: str) -> str | None: ...
+
+    async def rooms_by_status(
+        self, status: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[str]:
+        """The ids of the rooms with ``status``, sorted, from ``offset``, at most ``limit``."""
+        ...
+
+    async def list_rooms(self) -> dict[str, str]:
+        """Every listed room: id -> status."""
+        ...
+
+
+JoinOutcome = Literal["joined", "taken", "no_room", "side_required"]
+
+
+class Join(NamedTuple):
+    """A join's outcome: ``side`` the seat taken ("" unless joined), ``full`` both seats are
+    taken now (or, for "taken", the room was full), ``epoch`` the room's (0 unless joined)."""
+
+    outcome: JoinOutcome
+    side: str
+    full: bool
+    epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoomRecord:
+    """What the lobby lists of a room: its meta as created and its seats' fields."""
+
+    meta: bytes
+    seats: dict[str, str]
+
+
+class RoomSeats(Protocol):
+    """Each room's seats, a map of fields beside its log: ``olympians`` / ``chthonians`` (the
+    seat is taken; the value is its token generation), ``host`` and ``host_side`` (a
+    Challenge's creator and the side it got), ``name:<seat>``, ``rematch``, ``moved_ms``."""
+
+    async def write(self, room_id: str, fields: Mapping[str, str | int]) -> None:
+        """Set ``fields`` (the seats of a room being created); none: nothing is done."""
+        ...
+
+    async def join(self, room_id: str, side: str | None, challenge: bool, name: str) -> Join:
+        """Take ``side`` ("olympians" or "chthonians", as the caller checked; None: the first
+        free seat; a Challenge needs a side and gives its creator the other) under ``name``
+        ("" none), at once: two joiners never share a seat. "no_room" if the room's log does
+        not exist."""
+        ...
+
+    async def fields(self, room_id: str) -> dict[str, str]:
+        """Every field ({} for a room without seats)."""
+        ...
+
+    async def field(self, room_id: str, name: str) -> str | None: ...
+
+    async def set_once(self, room_id: str, name: str, value: str) -> str | None:
+        """Set ``name`` to ``value`` unless it is set; return what it holds then (``value``
+        when this call, or an earlier sending of it, set it). None: the seats were dropped
+        meanwhile."""
+        ...
+
+    async def bump(self, room_id: str, name: str) -> int:
+        """Add 1 to the number in ``name`` (0 when unset); return the sum."""
+        ...
+
+    async def note_moved(self, times: Mapping[str, int]) -> None:
+        """Set each room's ``moved_ms`` (room id -> ms), at once for all."""
+        ...
+
+    async def records(self, room_ids: Sequence[str]) -> list[RoomRecord | None]:
+        """Each room's meta and seats, in order; None for a room that does not exist."""
+        ...
+
+
+class DeadlineIndex(Protocol):
+    """Each clocked room's earliest deadline (ms since the epoch): where any process finds the
+    rooms whose deadlines passed, even rooms no process holds (R12)."""
+
+    async def set_due(self, room_id: str, due_ms: int | None) -> None:
+        """Record the room's earliest deadline; None: it has none (it is forgotten)."""
+        ...
+
+    async def overdue(self, until_ms: int, limit: int = 100) -> list[str]:
+        """Rooms whose deadline is at or before ``until_ms`` (at most ``limit`` per part of
+        the index, in no promised order)."""
+        ...
+
+
+# The bot seat records are spread over this many buckets by ``bot_hash(room) % BOT_BUCKETS``;
+# a worker of shard I/N reads only the buckets that may hold its rooms (bot/worker.py).
+# Changing it strands the records of the buckets that go.
+BOT_BUCKETS = 64
+
+
+def bot_hash(room_id: str) -> int:
+    """The hash that picks a room's bucket and its worker's shard (``--shard I/N``)."""
+    return zlib.crc32(room_id.encode())
+
+
+class BotSeats(Protocol):
+    """The seats the computer plays: one record (the caller's text) per room and seat."""
+
+    async def put(self, room_id: str, seat: str, record: str) -> None: ...
+
+    async def remove(self, room_id: str, seat: str) -> None: ...
+
+    async def read(self, buckets: Iterable[int]) -> dict[str, str]:
+        """Every record in ``buckets``: ``<room>:<seat>`` -> record."""
+        ...
+
+
+class SharedKeys(Protocol):
+    async def shared_secret(self, fresh: str) -> bytes:
+        """The deployment's token key: ``fresh`` if none was kept yet (the first process's),
+        else the one kept."""
+        ...
+
+
+HintHandler = Callable[[str, int | None], None]
+ControlHandler = Callable[[dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """What the process can serve (``/healthz``)."""
+
+    down: str | None  # why no storage node answered; None: one did
+    hints: bool  # the hints' main connection is up, or was lost only a moment ago
+    shards_down: list[str]  # nodes not answering, or whose rooms' hints are lost now
+
+    @property
+    def ready(self) -> bool:
+        return self.down is None and self.hints
+
+
+class Hints(Protocol):
+    """Wake-ups: after each append the log publishes the room's new version to the processes
+    that watch the room. A hint is never a delivery: on each one, and each time a watch is
+    (re)confirmed (``on_hint`` with None: something may have been missed), the watcher reads
+    the room's tail from the log. The control channel carries rare messages to every process
+    (this one included)."""
+
+    @property
+    def connected(self) -> bool:
+        """Every connection the hints need is up."""
+        ...
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    async def watch(self, room_id: str) -> None:
+        """Hear the room's hints from now on (its ``on_hint`` with None once confirmed; a
+        watch before ``start`` is confirmed by it; a watch may be confirmed more than once)."""
+        ...
+
+    async def unwatch(self, room_id: str) -> None: ...
+
+    async def broadcast(self, message: dict[str, Any]) -> None:
+        """``message`` (JSON-able) to the control handler of every process."""
+        ...
+
+    async def readiness(self, timeout: float) -> Readiness:
+        """Ask every storage node to answer within ``timeout``, at once."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """Where and how to reach the storage: ``url`` is ``memory://`` (memory.py),
+    ``redis://…`` / ``unix://…`` (one Redis) or ``redis+cluster://host:port[,…]``; ``prefix``
+    names every key and channel of one deployment."""
+
+    url: str
+    prefix: str = "olympus"
+    timeout: float = 10.0
+    pool_size: int = 64
+    retries: int = 3  # a command whose connection failed is sent again this many times
+    append_replicas: int = 0  # appends wait for this many replicas (0: the master alone)
+    append_replica_timeout_ms: int = 100
+
+
+class Backend(Protocol):
+    """Every port of one storage, opened once per process (``open_backend``)."""
+
+    @property
+    def events(self) -> EventLog: ...
+
+    @property
+    def rooms(self) -> RoomIndex: ...
+
+    @property
+    def seats(self) -> RoomSeats: ...
+
+    @property
+    def deadlines(self) -> DeadlineIndex: ...
+
+    @property
+    def bots(self) -> BotSeats: ...
+
+    @property
+    def keys(self) -> SharedKeys: ...
+
+    def hints(
+        self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]
+    ) -> Hints:
+        """This process's hints, delivered to ``on_hint(room_id, version or None)`` and
+        ``on_control(message)`` from the event loop; ``on_lost`` is called for each lost
+        connection (a counter)."""
+        ...
+
+    def aclose(self) -> Awaitable[None]:
+        """Let go of every connection."""
+        ...
