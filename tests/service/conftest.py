@@ -1,4 +1,5 @@
-"""Service fixtures: real servers (uvicorn threads) on the session's real Redis.
+"""Service fixtures: real servers (uvicorn threads) on the session's real Redis, or, for a test
+marked ``memory_store``, on the memory backend.
 
 Each test gets its own key prefix, so rooms, lobby, secret and deadline index never leak from
 one test into another; servers started in one test share its prefix, like the processes of
