@@ -108,6 +108,7 @@ SERVICE_MODULES = (
     "store/batching.py",
     "store/event_store.py",
     "store/records.py",
+    "store/redis_calls.py",
     "store/redis_hints.py",
     "store/resp_connection.py",
     "server/clocks.py",

@@ -44,9 +44,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
-from redis.commands.core import AsyncScript
 
-from . import cluster_calls
 from .batching import Replicated, ScriptBatcher
 from .records import (
     AppendResult,
@@ -69,8 +67,9 @@ from .records import (
     check_status,
     text,
 )
+from .redis_calls import StoreScript, redis_calls
 from .redis_errors import REDIS_FAILURES, store_error
-from .resp_connection import Command, RespConnection, RespScript, first, one
+from .resp_connection import Command
 
 # Version of a stream key, from entry ids only. XREVRANGE COUNT 1 is O(1); when every entry was
 # trimmed the stream still remembers its last id (XINFO STREAM last-generated-id), and XADD
@@ -313,23 +312,6 @@ def _to_events(entries: list[Any]) -> list[StoredEvent]:
     return events
 
 
-# A Lua script, called with ``keys=`` and ``args=``.
-Script = AsyncScript | cluster_calls.SlotScript | RespScript
-
-
-class StoreScript:
-    """A script whose failures are the store's errors (redis_errors.py)."""
-
-    def __init__(self, script: Script) -> None:
-        self.script = script
-
-    async def __call__(self, keys: Sequence[Any], args: Sequence[Any] = ()) -> Any:
-        try:
-            return await self.script(keys=keys, args=args)
-        except REDIS_FAILURES as error:
-            raise store_error(error) from error
-
-
 class EventStore:
     """Event store over a ``redis.asyncio.Redis`` created with ``decode_responses=False``.
 
@@ -351,11 +333,9 @@ class EventStore:
         """
         self.redis = redis
         self.prefix = prefix
-        # The one place that chooses the hints: sharded pub/sub on a cluster, classic otherwise.
-        self.sharded = isinstance(redis, RedisCluster)
-        # On one Redis, the other calls' own connection (resp_connection.py): redis-py's
-        # client cost tens of µs of Python per call, and a game makes a score of them.
-        self._calls = None if isinstance(redis, RedisCluster) else RespConnection(redis)
+        # How to call it, one Redis or a Cluster: chosen here, once (redis_calls.py).
+        self._calls = redis_calls(redis)
+        self.sharded = self._calls.sharded  # the hints: sharded pub/sub, or classic
         self._append = ScriptBatcher(
             redis, _append_script(self.sharded, confirm=replicated is not None), replicated
         )
@@ -369,7 +349,7 @@ class EventStore:
         self._drop_snapshot_ahead = self.room_script(_LUA_DROP_SNAPSHOT_AHEAD)
         self._trim = self.room_script(_LUA_TRIM)
         self._create = self.room_script(_LUA_CREATE)
-        self._set_status = self._script(_LUA_SET_STATUS)
+        self._set_status = self._calls.script(_LUA_SET_STATUS)
         self._status_key = f"{prefix}:{{rooms}}:status"
         self._by_status_key = f"{prefix}:{{rooms}}:by-status"
         self._keys: dict[str, RoomKeys] = {}  # ``keys``, at most _HELD_KEYS (then forgotten)
@@ -380,51 +360,26 @@ class EventStore:
         await self._append.aclose()
         if self._confirm is not None:
             await self._confirm.aclose()
-        if self._calls is not None:
-            await self._calls.aclose()
+        await self._calls.aclose()
 
     def room_script(self, script: str) -> StoreScript:
-        """A script on a room's keys (the store's, or the lobby's on the room's slot): on a
-        cluster called through ``cluster_calls``."""
-        if isinstance(self.redis, RedisCluster):
-            slot_script = cluster_calls.SlotScript(self.redis, self.redis.register_script(script))
-            return StoreScript(slot_script)
-        return self._script(script)
-
-    def _script(self, script: str) -> StoreScript:
-        """A script on one slot's keys: on one Redis on the store's own connection, on a
-        cluster as redis-py routes it."""
-        if self._calls is None:
-            return StoreScript(self.redis.register_script(script))
-        return StoreScript(RespScript(self._calls, script))
+        """A script on a room's keys (the store's, or the seats' on the room's slot)."""
+        return self._calls.room_script(script)
 
     async def call(self, key: str, *command: Any) -> Any:
-        """One command on a room's ``key`` (the store's, or the lobby's on the room's slot):
-        on a cluster through ``cluster_calls.call`` (a migration of the room's slot delays it,
-        never fails it), else on the store's own connection; an error reply raised. For
-        commands whose reply is the same either way: on one Redis as Redis gives it, on a
-        cluster through redis-py's reply callbacks (which make HGETALL's a dict, HSETNX's a
-        bool). Raises ``StoreUnavailable`` for what Redis fails or refuses."""
+        """One command on a room's ``key`` (the store's, or the seats' on the room's slot),
+        as ``redis_calls`` sends it; for commands whose reply is the same on one Redis and on
+        a cluster. Raises ``StoreUnavailable`` for what Redis fails or refuses."""
         try:
-            if self._calls is None:
-                assert isinstance(self.redis, RedisCluster)
-                return first(await cluster_calls.call(self.redis, key, command))
-            return await one(self._calls, command)
+            return await self._calls.call(key, command)
         except REDIS_FAILURES as error:
             raise store_error(error) from error
 
     async def calls(self, commands: Sequence[Command]) -> None:
         """Commands on many rooms' keys, for their effect only (the lobby's times of the last
-        moves): on one Redis one batch on the store's own connection, on a cluster a redis-py
-        pipeline (grouped by node). Raises the first error (``StoreUnavailable``)."""
+        moves), as ``redis_calls`` sends them. Raises the first error (``StoreUnavailable``)."""
         try:
-            if self._calls is None:
-                pipe = self.redis.pipeline(transaction=False)
-                for command in commands:
-                    pipe.execute_command(*command)
-                await pipe.execute()
-                return
-            replies = await self._calls.call(commands)
+            replies = await self._calls.calls(commands)
         except REDIS_FAILURES as error:
             raise store_error(error) from error
         for reply in replies:
@@ -454,9 +409,7 @@ class EventStore:
         ``read(room, last_seen)`` on each hint (and on reconnect) rather than trust payloads.
         """
         check_room_id(room_id)
-        if self.sharded:
-            return f"{self.prefix}:room:{{{room_id}}}:hint"
-        return f"{self.prefix}:room:{room_id}:hint"
+        return self._calls.hint_channel(self.prefix, room_id)
 
     # -- rooms ----------------------------------------------------------------------------
 
