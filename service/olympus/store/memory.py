@@ -116,7 +116,8 @@ class _Port:
 
 
 class MemoryEventLog(_Port, EventLog):
-    """``EventLog`` in memory: ``append`` checks as ``_LUA_APPEND`` does, in its order."""
+    """``EventLog`` in memory: ``append`` checks as ``LUA_APPEND`` (log_scripts.py) does, in
+    its order."""
 
     async def create_room(self, room_id: str, meta: bytes) -> int:
         with self._locked(room_id):
@@ -283,7 +284,8 @@ class MemoryRoomIndex(_Port, RoomIndex):
 
 class MemoryRoomSeats(_Port, RoomSeats):
     """``RoomSeats`` in memory: a room's fields live apart from its log, as the seats hash
-    lives beside the store's keys (``delete_room`` leaves them); ``join`` is ``_LUA_JOIN``."""
+    lives beside the store's keys (``delete_room`` leaves them); ``join`` does what
+    redis_seats.py's script does."""
 
     def _fields(self, room_id: str) -> dict[str, str]:
         """The room's fields, made empty if missing; the caller holds the lock."""
