@@ -44,7 +44,7 @@ from olympus.server.protocol import JSON, MSGPACK, Codec, Frame, ProtocolError, 
 from olympus.server.ratelimit import TokenBucket
 from olympus.server.room import RoomRuntime, now_ms
 from olympus.server.room_feed import AUDIENCES
-from olympus.server.room_log import HeldLog, NewEvent, _packed_view
+from olympus.server.room_log import HeldLog, NewEvent, packed_view
 from olympus.server.services import Services
 from olympus.store import EventStore, command_digest
 
@@ -600,7 +600,7 @@ def test_a_view_two_audiences_share_is_packed_once() -> None:
     state = GameState()  # (no combat under way: nobody sees the sealed commitment, R8)
     shown: list[tuple[protocol.Message, bytes]] = []
     views = [observe_event(event, a, state, state, data) for a in AUDIENCES]
-    packed = [_packed_view(new, data, view, shown) for view in views if view is not None]
+    packed = [packed_view(new, data, view, shown) for view in views if view is not None]
     olympians, chthonians, spectators = packed
     assert views[1] is data and chthonians is new.data
     assert views[0] is not views[2] and olympians is spectators

@@ -251,12 +251,11 @@ async def serve_bots(config: WorkerConfig, stop: asyncio.Event | None = None) ->
 
 
 @contextlib.contextmanager
-def bots_thread(host: str, port: int, settings: Settings) -> Iterator[threading.Thread]:
-    """The computer's seats of the service at ``host:port`` played by a thread of this process,
+def bots_thread(ws_url: str, settings: Settings) -> Iterator[threading.Thread]:
+    """The computer's seats of the service at ``ws_url`` played by a thread of this process,
     on its own event loop: for ``olympus serve --store memory``, whose seats records only this
     process can read."""
-    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    config = WorkerConfig(ws_url=f"ws://{host}:{port}/ws", settings=settings)
+    config = WorkerConfig(ws_url=ws_url, settings=settings)
     loop = asyncio.new_event_loop()
     stop = asyncio.Event()
     thread = threading.Thread(

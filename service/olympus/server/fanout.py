@@ -11,10 +11,9 @@ carries rare messages to every process (token revocations) to ``control_handlers
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from typing import Any
 
-from olympus.store import Backend, Hints, Readiness
+from olympus.store import Backend, ControlHandler, Hints, Readiness
 
 from .metrics import ServiceMetrics
 from .registry import RoomRegistry
@@ -22,7 +21,6 @@ from .room import RoomRuntime
 
 log = logging.getLogger("olympus.server.fanout")
 
-ControlHandler = Callable[[dict[str, Any]], None]
 
 
 class Fanout:

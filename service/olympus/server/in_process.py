@@ -12,7 +12,7 @@ from ..rules import Faction
 from .lobby import CreateRoom
 from .protocol import MSGPACK, Codec, Frame
 from .room import RoomRuntime
-from .room_feed import Audience
+from .room_parts import Audience
 from .services import Services
 
 

@@ -51,10 +51,9 @@ from olympus.rules.observation import observe_event, view
 from . import protocol
 from .feed import Feed
 from .protocol import Codec, Frame
-from .room_log import HeldLog, NewEvent, _packed_view
-from .room_parts import FeedRoom
+from .room_log import HeldLog, NewEvent, packed_view
+from .room_parts import Audience, FeedRoom
 
-Audience = Faction | None
 AUDIENCES: tuple[Audience, ...] = (Faction.OLYMPIANS, Faction.CHTHONIANS, None)
 
 log = logging.getLogger("olympus.server.room")  # the room's, as room.py's
@@ -110,13 +109,13 @@ class RoomFeed:
     def add(self, new: NewEvent, before: GameState, after: GameState) -> None:
         """Number ``new`` (folded from ``before`` to ``after``) in each audience it shows
         something to, and hold it in the log. Each view is packed once, the bytes shared by
-        the audiences that read it alike (``_packed_view``)."""
+        the audiences that read it alike (``packed_view``)."""
         data = to_dict(new.event) if new.fields is None else new.fields
         shown: list[tuple[protocol.Message, bytes]] = []
         for audience, feed in self.feeds.items():
             message = observe_event(new.event, audience, before, after, data)
             if message is not None:
-                feed.append(new.version, _packed_view(new, data, message, shown))
+                feed.append(new.version, packed_view(new, data, message, shown))
         self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
 
     def fan_out(self, ended: bool, since: float) -> None:

@@ -1,6 +1,6 @@
 """A room's events as it holds them: each event to fold (``NewEvent``), with what its append
 computed already; each audience's view of it, packed once for the audiences that read it alike
-(``_packed_view``, for the feeds: room_feed.py); and the log as stored (``HeldLog``)."""
+(``packed_view``, for the feeds: room_feed.py); and the log as stored (``HeldLog``)."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ class NewEvent:
         object.__setattr__(self, "fields", fields)
 
 
-def _packed_view(
+def packed_view(
     new: NewEvent,
     data: dict[str, Any],
     message: protocol.Message,

@@ -76,7 +76,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
 
 # Plays the computer's seats beside a memory store, in this process (bot/worker.py,
 # ``bots_thread``): given by the CLI, which sits above both the server and the bots.
-InProcessBots = Callable[[str, int, Settings], contextlib.AbstractContextManager[object]]
+InProcessBots = Callable[[str, Settings], contextlib.AbstractContextManager[object]]
 
 
 def cli_serve(args: argparse.Namespace, in_process_bots: InProcessBots | None = None) -> int:
@@ -99,9 +99,17 @@ def _serve(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> i
     with contextlib.ExitStack() as stack:
         redis_url = chosen_url(args.redis_url, args.redis_cluster)
         if args.store == "memory":
+            # One process on the memory store (store/memory.py): nothing outlives it, so it
+            # serves alone, and a thread of it plays the computer's seats.
             if redis_url:
                 raise SystemExit("olympus serve: --store memory takes no Redis")
-            return _serve_memory(args, in_process_bots)
+            if args.workers > 1:
+                log.info("--store memory serves in one process: --workers %d ignored", args.workers)
+            log.warning("the memory store keeps the games in this process only: they end with it")
+            settings = Settings.from_env(redis_url=MEMORY_URL)
+            if not args.no_bots and in_process_bots is not None:
+                stack.enter_context(in_process_bots(local_ws_url(args.host, args.port), settings))
+            return _run(args, settings, reuse_port=False)
         if not redis_url:
             data_dir = Path(args.data_dir) / "redis"
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
@@ -111,31 +119,17 @@ def _serve(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> i
             stack.enter_context(bots_worker(args.host, args.port, redis_url))
         if args.workers > 1:
             return _supervise(args, redis_url)
-        settings = Settings.from_env(redis_url=redis_url)
-        _say_how_it_runs()
-        app = create_app(settings)
-        tune_gc(settings)
-        server = uvicorn.Server(uvicorn_config(app, settings, args.host, args.port))
-        sockets = [listening_socket(args.host, args.port)] if args.reuse_port else None
-        server.run(sockets=sockets)
-        return 0
+        return _run(args, Settings.from_env(redis_url=redis_url), args.reuse_port)
 
 
-def _serve_memory(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> int:
-    """One process on the memory store (store/memory.py): nothing outlives it, so it serves
-    alone, and the computer's seats are played by a thread of it instead of ``olympus bots``."""
-    if args.workers > 1:
-        log.info("--store memory serves in one process: --workers %d is ignored", args.workers)
-    settings = Settings.from_env(redis_url=MEMORY_URL)
-    log.warning("the memory store keeps the games in this process only: they end with it")
+def _run(args: argparse.Namespace, settings: Settings, reuse_port: bool) -> int:
+    """This process serving the app on ``settings`` until it is stopped."""
     _say_how_it_runs()
     app = create_app(settings)
     tune_gc(settings)
     server = uvicorn.Server(uvicorn_config(app, settings, args.host, args.port))
-    with contextlib.ExitStack() as stack:
-        if not args.no_bots and in_process_bots is not None:
-            stack.enter_context(in_process_bots(args.host, args.port, settings))
-        server.run()
+    sockets = [listening_socket(args.host, args.port)] if reuse_port else None
+    server.run(sockets=sockets)
     return 0
 
 
@@ -151,12 +145,17 @@ def _say_how_it_runs() -> None:
     log.log(level, "the rules and the command path run interpreted, slower: %s", reason)
 
 
+def local_ws_url(host: str, port: int) -> str:
+    """The websocket of the service listening on ``host:port``, as this machine reaches it."""
+    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    return f"ws://{host}:{port}/ws"
+
+
 @contextlib.contextmanager
 def bots_worker(host: str, port: int, redis_url: str) -> Iterator[subprocess.Popen[bytes]]:
     """``olympus bots`` beside the service: the process that plays the computer's seats over
     this service's websocket (docs/bots.md). It dies with this process."""
-    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
-    argv = [sys.executable, "-m", "olympus.cli", "bots", "--server", f"ws://{host}:{port}/ws"]
+    argv = [sys.executable, "-m", "olympus.cli", "bots", "--server", local_ws_url(host, port)]
     proc = subprocess.Popen([*argv, "--redis-url", redis_url], preexec_fn=die_with(os.getpid()))
     log.info("bots worker started (pid %d)", proc.pid)
     try:

@@ -346,10 +346,10 @@ class EventStore:
         confirm in time.
         None if the master no longer holds ``seen`` (it lost the record since: a failover).
         """
-        commands = self.keys(room_id).commands
         if self._confirm is None:
             confirmed = await self.applied(room_id, command_id)
         else:
+            commands = self.keys(room_id).commands
             confirmed = _applied(await self._confirm(keys=[commands], args=[command_id]))
         return confirmed if confirmed == seen else None
 

@@ -436,7 +436,7 @@ class MemoryBackend:
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]
     ) -> Hints:
-        return MemoryHints(self._storage.hub, on_hint, on_control, on_lost, check_room_id)
+        return MemoryHints(self._storage.hub, on_hint, on_control, on_lost)
 
     async def aclose(self) -> None:
         """Nothing to let go of: the storage stays, for every other user of it."""

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .ports import ControlHandler, HintHandler, Readiness
+from .records import check_room_id
 
 
 class HintHub:
@@ -56,13 +57,11 @@ class MemoryHints:
         on_hint: HintHandler,
         on_control: ControlHandler,
         on_lost: Callable[[], None],
-        check_room: Callable[[str], None],
     ) -> None:
         self._hub = hub
         self._on_hint = on_hint
         self._on_control = on_control
         self._on_lost = on_lost
-        self._check_room = check_room
         self.rooms: set[str] = set()  # the watched rooms (guarded by the hub's lock)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._started = False
@@ -91,7 +90,7 @@ class MemoryHints:
     async def watch(self, room_id: str) -> None:
         """Hear ``room_id``'s versions from now on, confirmed by ``on_hint(room_id, None)``
         (once started: ``start`` confirms the rooms watched before it)."""
-        self._check_room(room_id)
+        check_room_id(room_id)
         with self._hub.lock:
             self.rooms.add(room_id)
             if self._started:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from .event_store import EventStore
-from .ports import Join, RoomRecord
+from .ports import Join, JoinOutcome, RoomRecord
 from .records import text
 from .redis_errors import translated
 
@@ -45,7 +45,7 @@ local full = redis.call('HEXISTS', KEYS[1], 'olympians')
 return {1, side, full == 2 and 1 or 0, epoch}
 """
 
-_OUTCOMES = {1: "joined", 0: "taken", -1: "no_room", -2: "side_required"}
+_OUTCOMES: dict[int, JoinOutcome] = {1: "joined", 0: "taken", -1: "no_room", -2: "side_required"}
 
 
 def _fields(raw: Mapping[bytes, bytes] | list[bytes]) -> dict[str, str]:
@@ -80,7 +80,7 @@ class RedisSeats:
             args=[side or "", "1" if challenge else "0", name],
         )
         outcome = _OUTCOMES[int(code)]
-        return Join(outcome, text(taken), bool(full), int(epoch) if outcome == "joined" else 0)  # type: ignore[arg-type]
+        return Join(outcome, text(taken), bool(full), int(epoch) if outcome == "joined" else 0)
 
     async def fields(self, room_id: str) -> dict[str, str]:
         key = self.key(room_id)
