@@ -1,16 +1,19 @@
 """Fixtures shared by every test directory: one real redis-server per pytest process, (for the
-tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas, and the failover
+tests that ask for it) one real Redis Cluster of 3 masters and 3 replicas, one real PostgreSQL
+server per pytest process with a database of its own for each test that asks, and the failover
 report in the terminal summary; under pytest-xdist, which tests share a worker."""
 
 from __future__ import annotations
 
+import subprocess
 import tempfile
+import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from olympus.store import EmbeddedRedis
+from olympus.store import EmbeddedPostgres, EmbeddedRedis
 from olympus.store.local_cluster import LocalCluster, available
 
 
@@ -18,6 +21,26 @@ from olympus.store.local_cluster import LocalCluster, available
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedRedis]:
     with EmbeddedRedis(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[EmbeddedPostgres]:
+    """The embedded PostgreSQL (the wheel's server, as ``make serve`` runs it), without fsync:
+    the tests crash processes, not the machine. Its directory is outside pytest's temporary
+    tree, which is private to root while PostgreSQL runs as ``nobody`` there."""
+    with EmbeddedPostgres(tempfile.mkdtemp(prefix="olympus-pg-"), durable=False) as server:
+        yield server
+
+
+@pytest.fixture
+def database_url(postgres_server: EmbeddedPostgres) -> Iterator[str]:
+    """A new empty database on the session's PostgreSQL, dropped after the test (the
+    server's own ``createdb`` and ``dropdb``: a synchronous fixture, which an asynchronous one
+    may ask for too)."""
+    name = f"t_{uuid.uuid4().hex[:16]}"
+    subprocess.run(postgres_server.tool("createdb", name), check=True, capture_output=True)
+    yield postgres_server.url_of(name)
+    subprocess.run(postgres_server.tool("dropdb", "--force", name), capture_output=True)
 
 
 @pytest.fixture(scope="session")

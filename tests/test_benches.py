@@ -62,6 +62,11 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
         {"games_per_s", "server_cpu_ms_per_game", "redis_commands_per_game"},
     ),
     ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
+    (
+        "archive_bench.py",
+        ["--games", "6", "--distinct", "2", "--grace", "0.2", "--sample-every", "2"],
+        {"used_memory_growth_without", "used_memory_growth_with", "archive_bytes_per_game"},
+    ),
     ("ws_floor_bench.py", ["--rooms", "2", "--seconds", "1", "--warmup", "0.5"], None),
 ]
 

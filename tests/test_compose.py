@@ -7,7 +7,9 @@ parser, on that cluster through every node."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import yaml
 
@@ -27,6 +29,7 @@ def test_the_cluster_variant_agrees_with_itself() -> None:
     services = compose["services"]
     job = services.pop("redis-cluster-create")
     olympus = services.pop("olympus")
+    postgres = services.pop("postgres")
     nodes = [f"redis-{i}" for i in range(6)]  # 3 masters + 3 replicas
     assert sorted(services) == nodes
 
@@ -42,7 +45,8 @@ def test_the_cluster_variant_agrees_with_itself() -> None:
         assert mounted[include] == "./redis.conf"  # the AOF, fsynced before every reply
         assert command[command.index("--cluster-announce-hostname") + 1] == name
         data.append(mounted["/data"])
-    assert sorted(set(data)) == sorted(compose["volumes"]) and len(set(data)) == 6
+    assert sorted([*set(data), "postgres-data"]) == sorted(compose["volumes"])
+    assert len(set(data)) == 6
 
     # The job waits for every node, then creates the cluster with a replica per master.
     assert sorted(job["depends_on"]) == nodes
@@ -51,9 +55,10 @@ def test_the_cluster_variant_agrees_with_itself() -> None:
     assert "$" not in script.replace("$$", ""), "compose would interpolate a lone $"
 
     # The service starts once the cluster exists, on it through every node, with its bots.
-    assert olympus["depends_on"] == {
-        "redis-cluster-create": {"condition": "service_completed_successfully"}
+    assert olympus["depends_on"]["redis-cluster-create"] == {
+        "condition": "service_completed_successfully"
     }
+    archived_by(olympus, "postgres", postgres)
     args = parser().parse_args(olympus["command"][1:])
     assert args.command == "serve" and not args.no_bots
     url = chosen_url(args.redis_url, args.redis_cluster)
@@ -72,3 +77,24 @@ def test_the_single_redis_variant_plays_the_computer_once() -> None:
     commands = [parser().parse_args(s.get("command", image_command)[1:]) for s in serving.values()]
     assert all(args.command == "serve" for args in commands)
     assert sorted(args.no_bots for args in commands) == [False, True]
+    for service in serving.values():
+        archived_by(service, "postgres", compose["services"]["postgres"])
+
+
+def interpolated(value: str) -> str:
+    """``value`` with each ``${NAME}`` or ``${NAME:?sentence}`` as compose would fill it in
+    from a variable NAME whose value is ``NAME``."""
+    return re.sub(r"\$\{(\w+)(:\?[^}]*)?\}", lambda m: m[1], value)
+
+
+def archived_by(service: dict, name: str, postgres: dict) -> None:
+    """The service's archive is the compose file's PostgreSQL (``DATABASE_URL``: its host, its
+    user, database and password), which keeps its data in a volume; it starts after it."""
+    url = urlsplit(interpolated(service["environment"]["DATABASE_URL"]))
+    env = {k: interpolated(v) for k, v in postgres["environment"].items()}
+    assert postgres["image"].startswith("postgres:")
+    assert (url.scheme, url.hostname, url.port) == ("postgresql", name, 5432)
+    assert url.username == env["POSTGRES_USER"] and url.path == "/" + env["POSTGRES_DB"]
+    assert url.password == env["POSTGRES_PASSWORD"]  # the same variable
+    assert any(v.endswith(":/var/lib/postgresql") for v in postgres["volumes"])
+    assert name in service["depends_on"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -103,3 +104,27 @@ def test_the_computer_is_played_once() -> None:
     service = by_kind(objects, "Service")["olympus"]
     assert args.server == f"ws://{service['metadata']['name']}/ws"
     assert service["spec"]["ports"][0]["port"] == 80
+
+
+def test_the_archive_is_the_postgresql_of_the_manifests() -> None:
+    """The service's DATABASE_URL comes from the secret, whose example names the PostgreSQL
+    Service of postgres.yaml; its server keeps its data on a claimed volume."""
+    objects = render()
+    [serving] = by_kind(objects, "Deployment")["olympus"]["spec"]["template"]["spec"]["containers"]
+    [env] = [e for e in serving["env"] if e["name"] == "DATABASE_URL"]
+    reference = env["valueFrom"]["secretKeyRef"]
+    secret = yaml.safe_load((K8S / "secret.yaml").read_text())
+    assert reference["name"] == secret["metadata"]["name"]
+    url = urlsplit(secret["stringData"][reference["key"]])
+    service = by_kind(objects, "Service")[url.hostname or ""]
+    postgres = by_kind(objects, "StatefulSet")["postgres"]
+    assert service["spec"]["selector"] == postgres["spec"]["template"]["metadata"]["labels"]
+    assert url.port == service["spec"]["ports"][0]["port"] == 5432
+    [container] = postgres["spec"]["template"]["spec"]["containers"]
+    [claim] = postgres["spec"]["volumeClaimTemplates"]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts[claim["metadata"]["name"]] == "/var/lib/postgresql"
+    values = {e["name"]: e.get("value") for e in container["env"]}
+    assert url.username == values["POSTGRES_USER"] and url.path == "/" + values["POSTGRES_DB"]
+    [password] = [e for e in container["env"] if e["name"] == "POSTGRES_PASSWORD"]
+    assert password["valueFrom"]["secretKeyRef"]["name"] == reference["name"]

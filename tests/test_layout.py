@@ -1,8 +1,8 @@
 """The house's rules that its imports show: storage is spoken only under ``store/``.
 
 The service (``server/``) and the computer (``bot/``) know storage through the store's ports
-(store/ports.py); so no module outside ``store/`` imports redis-py, and none reaches into a
-module of the Redis backend: they import ``olympus.store`` itself.
+(store/ports.py); so no module outside ``store/`` imports redis-py or a PostgreSQL driver, and
+none reaches into a module of a backend: they import ``olympus.store`` itself.
 """
 
 from __future__ import annotations
@@ -43,10 +43,13 @@ def _outside_store() -> list[Path]:
     return [p for p in PACKAGE.rglob("*.py") if p.relative_to(PACKAGE).parts[0] != "store"]
 
 
+DRIVERS = ("redis", "asyncpg", "psycopg", "psycopg2")
+
+
 def test_no_module_outside_the_store_imports_redis() -> None:
     speaking = {
         str(path.relative_to(PACKAGE)): sorted(
-            m for m in _imports(path) if m == "redis" or m.startswith("redis.")
+            m for m in _imports(path) if m.split(".")[0] in DRIVERS
         )
         for path in _outside_store()
     }

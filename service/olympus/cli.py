@@ -21,6 +21,18 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     redis_arguments(serve, "none: an embedded Redis in the data dir")
     serve.add_argument("--data-dir", default="./var", help="where local data lives (./var)")
+    archive = serve.add_mutually_exclusive_group()
+    archive.add_argument(
+        "--database-url",
+        default=os.environ.get("DATABASE_URL"),
+        help="the PostgreSQL database of the archive of finished games (default $DATABASE_URL;"
+        " none: an embedded PostgreSQL in the data dir)",
+    )
+    archive.add_argument(
+        "--no-archive",
+        action="store_true",
+        help="keep finished games in the live store (no archive)",
+    )
     serve.add_argument(
         "--store",
         choices=("redis", "memory"),

@@ -57,8 +57,12 @@ class ServerProcess(Loopback):
         env: dict[str, str] | None = None,
         bots: bool = False,
         store: str = "redis",
+        archive: str | None = None,
     ) -> None:
         self.name = name
+        # The archive: None, none (``--no-archive``: the tests of other things); "embedded":
+        # olympus serve's own PostgreSQL in its data dir; else a ``--database-url``.
+        self.archive = archive
         self.store = store  # olympus serve --store: redis, or memory (``redis_url`` None)
         self.bots = bots  # start the bots worker (olympus bots) beside it
         self.workers = workers
@@ -116,6 +120,10 @@ class ServerProcess(Loopback):
             command += ["--redis-url", self.redis_url]
         if not self.bots:
             command.append("--no-bots")
+        if self.archive is None:
+            command.append("--no-archive")
+        elif self.archive != "embedded":
+            command += ["--database-url", self.archive]
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
                 command,

@@ -30,7 +30,9 @@ async def test_the_memory_store_serves_and_plays_the_computer_in_one_process(
     tmp_path: Path,
 ) -> None:
     prefix = f"mem-{uuid.uuid4().hex[:8]}"
-    server = ServerProcess("mem", None, prefix, tmp_path, env=BOT_ENV, bots=True, store="memory")
+    server = ServerProcess(
+        "mem", None, prefix, tmp_path, env=BOT_ENV, bots=True, store="memory", archive="embedded"
+    )
     server.spawn()
     try:
         await server.wait_healthy()

@@ -199,6 +199,7 @@ async def test_bump_counts_from_what_the_field_holds(seats: RoomSeats, room_id: 
 async def test_note_moved_sets_each_rooms_time(seats: RoomSeats, room_id: str) -> None:
     rooms = [f"{room_id}-{k}" for k in range(3)]
     await seats.write(rooms[0], {"olympians": 1})
+    await seats.write(rooms[1], {"olympians": 1})
     await seats.note_moved({rooms[0]: 1_700_000_000_123, rooms[1]: 1_700_000_000_456})
     await seats.note_moved({})
     assert await seats.fields(rooms[0]) == {"olympians": "1", "moved_ms": "1700000000123"}
@@ -206,6 +207,19 @@ async def test_note_moved_sets_each_rooms_time(seats: RoomSeats, room_id: str) -
     assert await seats.field(rooms[2], "moved_ms") is None
     await seats.note_moved({rooms[0]: 1_700_000_000_789})
     assert await seats.field(rooms[0], "moved_ms") == "1700000000789"
+
+
+async def test_note_moved_gives_no_room_without_seats_a_time(
+    events: EventLog, seats: RoomSeats, room_id: str
+) -> None:
+    """A room deleted (or moved to the archive) between a command and the write of its time
+    is not given seats of one field, which would hide its archived seats."""
+    await events.create_room(room_id, b"m")
+    await seats.write(room_id, {"olympians": 1})
+    await events.delete_room(room_id)
+    assert await seats.fields(room_id) == {}  # the seats went with the log
+    await seats.note_moved({room_id: 1_700_000_000_123})
+    assert await seats.fields(room_id) == {}
 
 
 async def test_records_are_meta_and_seats_or_none(

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
 from olympus.rules.observation import view
-from olympus.store import EventsTrimmed, RoomNotFound
+from olympus.store import EventsTrimmed, RoomNotFound, StoreUnavailable
 
 from . import tokens
 from .computer import (
@@ -70,6 +70,9 @@ def _handles_errors(handler: Handler) -> Handler:
             return _error(404, "room_not_found", "There is no such room.")
         except EventsTrimmed:  # a room restored from a snapshot, its log trimmed by someone
             return _error(503, "log_unavailable", "The room's whole log cannot be read now.")
+        except StoreUnavailable:  # e.g. an archived game while the archive is down
+            sentence = "The game store cannot be reached now; try again shortly."
+            return _error(503, "unavailable", sentence, {"retry-after": "5"})
         except ClientDisconnect:  # gone before its body was read: nothing was done, and nobody
             # is there to answer (nginx's "client closed request"). Not an error of ours: an
             # error in the log pages an operator.

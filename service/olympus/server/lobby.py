@@ -96,7 +96,7 @@ class Seated:
 Seats = dict[str, str | int]
 
 
-def _names(seats: Mapping[str, str]) -> dict[str, str | None]:
+def seat_names(seats: Mapping[str, str]) -> dict[str, str | None]:
     """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
     host = seats.get("host_side", "")
     return {
@@ -172,7 +172,7 @@ class Lobby:
         fresh = secrets.token_urlsafe(9)
         room = await self.seats.set_once(claim.room, "rematch", fresh)
         if room == fresh:
-            names = _names(await self.seats.fields(claim.room))
+            names = seat_names(await self.seats.fields(claim.room))
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
@@ -221,6 +221,11 @@ class Lobby:
         (docs/performance.md)."""
         self._moved[room] = time.time_ns() // 1_000_000
 
+    @property
+    def moves_unwritten(self) -> int:
+        """How many rooms' times ``moved`` noted wait for ``flush_moved``."""
+        return len(self._moved)
+
     async def flush_moved(self) -> None:
         """Write the times ``moved`` noted, all at once."""
         if not self._moved:
@@ -268,7 +273,7 @@ class Lobby:
                     "challenge": meta["challenge"],
                     "options": meta["options"],
                     "seats": {s: s in seats for s in SEATS},
-                    "names": _names(seats),
+                    "names": seat_names(seats),
                     "rematch": seats.get("rematch"),
                     "created_ms": meta["created_ms"],
                     "moved_ms": int(seats.get("moved_ms", meta["created_ms"])),

@@ -1,9 +1,12 @@
-"""``olympus serve``: the app on uvicorn, on the given Redis or on an embedded one.
+"""``olympus serve``: the app on uvicorn, on the given Redis or on an embedded one, with the
+given PostgreSQL archive or an embedded one.
 
 Without ``--redis-url``/REDIS_URL the service starts its own redis-server in the data dir with
 ``appendfsync always`` (docs/operations.md: an acknowledged command survives a kill -9 of
-either process), and stops it after uvicorn has shut down. With ``--workers N`` (N > 1) this
-process supervises N worker processes on the same port and Redis (workers.py).
+either process), and stops it after uvicorn has shut down; without ``--database-url``/
+DATABASE_URL (and unless ``--no-archive``), its own PostgreSQL server in the data dir, for the
+archive of finished games, fsyncing each commit. With ``--workers N`` (N > 1) this process
+supervises N worker processes on the same port, Redis and archive (workers.py).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import uvicorn
 from olympus.lifetime import die_with
 from olympus.native import interpreted_because, turned_off
 from olympus.rules import COMPILED
-from olympus.store import MEMORY_URL, EmbeddedRedis, chosen_url
+from olympus.store import MEMORY_URL, EmbeddedPostgres, EmbeddedRedis, chosen_url
 
 from . import logs
 from .app import create_app
@@ -106,7 +109,8 @@ def _serve(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> i
             if args.workers > 1:
                 log.info("--store memory serves in one process: --workers %d ignored", args.workers)
             log.warning("the memory store keeps the games in this process only: they end with it")
-            settings = Settings.from_env(redis_url=MEMORY_URL)
+            archive = None if args.no_archive else MEMORY_URL
+            settings = Settings.from_env(redis_url=MEMORY_URL, archive_url=archive)
             if not args.no_bots and in_process_bots is not None:
                 stack.enter_context(in_process_bots(local_ws_url(args.host, args.port), settings))
             return _run(args, settings, reuse_port=False)
@@ -115,11 +119,17 @@ def _serve(args: argparse.Namespace, in_process_bots: InProcessBots | None) -> i
             embedded = stack.enter_context(EmbeddedRedis(data_dir, appendfsync="always"))
             redis_url = embedded.url
             log.info("embedded redis started in %s", data_dir)
+        archive_url = None if args.no_archive else args.database_url
+        if not args.no_archive and not archive_url:
+            data_dir = Path(args.data_dir) / "postgres"
+            archive_url = stack.enter_context(EmbeddedPostgres(data_dir)).url
+            log.info("embedded postgresql started in %s", data_dir)
         if not args.no_bots:
             stack.enter_context(bots_worker(args.host, args.port, redis_url))
         if args.workers > 1:
-            return _supervise(args, redis_url)
-        return _run(args, Settings.from_env(redis_url=redis_url), args.reuse_port)
+            return _supervise(args, redis_url, archive_url)
+        settings = Settings.from_env(redis_url=redis_url, archive_url=archive_url)
+        return _run(args, settings, args.reuse_port)
 
 
 def _run(args: argparse.Namespace, settings: Settings, reuse_port: bool) -> int:
@@ -169,10 +179,11 @@ def bots_worker(host: str, port: int, redis_url: str) -> Iterator[subprocess.Pop
             proc.wait()
 
 
-def _supervise(args: argparse.Namespace, redis_url: str) -> int:
+def _supervise(args: argparse.Namespace, redis_url: str, archive_url: str | None) -> int:
     """Run ``args.workers`` worker processes on the port; return when they have all stopped."""
     argv = [sys.executable, "-m", "olympus.cli", "serve", "--workers", "1", "--reuse-port"]
     argv += ["--host", args.host, "--port", str(args.port), "--redis-url", redis_url, "--no-bots"]
+    argv += ["--database-url", archive_url] if archive_url else ["--no-archive"]
     supervisor = Supervisor(argv, args.workers)
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda signum, frame: supervisor.stop(signum))

@@ -19,6 +19,7 @@ from olympus.rules.commands import DrawRandomSetup
 from olympus.store import open_backend
 
 from . import tokens, ws_protocol
+from .archiver import Archiver
 from .clocks import Clocks
 from .fanout import Fanout
 from .lobby import Lobby, Seated
@@ -56,6 +57,11 @@ class Services:
         self.fanout = Fanout(self.backend, self.registry, self.metrics)
         self.clocks = Clocks(self.backend.deadlines, self.registry, settings, self.metrics)
         self.snapshotter = Snapshotter(self.store, settings.snapshot_every)
+        archive = self.backend.archive
+        self.archiver = (
+            Archiver(self.backend, archive, settings, self.metrics) if archive is not None else None
+        )
+        self._archiving: asyncio.Task[None] | None = None
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
@@ -116,12 +122,15 @@ class Services:
         loop = asyncio.get_running_loop()
         self._janitor = loop.create_task(self._janitor_loop())
         self._moved_writer = loop.create_task(self._moved_loop())
+        if self.archiver is not None:
+            await self._migrate()
+            self._archiving = loop.create_task(self.archiver.run())
         self.metrics.registry.refresh()
         if self.metrics.shared:
             self._gauges_writer = loop.create_task(self._gauges_loop())
 
     async def stop(self) -> None:
-        await cancel(self._janitor, self._moved_writer, self._gauges_writer)
+        await cancel(self._janitor, self._moved_writer, self._gauges_writer, self._archiving)
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()
@@ -129,6 +138,16 @@ class Services:
         await self.fanout.stop()
         await self.snapshotter.stop()  # after whatever may still append
         await self.backend.aclose()
+
+    async def _migrate(self) -> None:
+        """The archive's schema brought up to date before the first request; if the archive
+        cannot be reached now, the archiver's first pass does it (games go on meanwhile)."""
+        assert self.archiver is not None
+        try:
+            await self.archiver.archive.migrate()
+            self.archiver.migrated = True
+        except Exception as error:
+            log.warning("the archive's schema waits for the archive: %s", error)
 
     async def _janitor_loop(self) -> None:
         while True:
@@ -162,7 +181,8 @@ class Services:
     async def _on_load(self, runtime: RoomRuntime) -> None:
         runtime.append_listeners += [self._after_append, self.snapshotter.after_append]
         if runtime.over:
-            await self.backend.rooms.set_room_status(runtime.room_id, "finished")
+            if await self.backend.rooms.room_status(runtime.room_id) != "finished":
+                await self._finished(runtime.room_id)  # its end was not recorded
         else:
             await self.start_random_setup(runtime)
 
@@ -186,7 +206,14 @@ class Services:
     async def _after_append(self, runtime: RoomRuntime, over: bool) -> None:
         self.lobby.moved(runtime.room_id)
         if over:
-            await self.backend.rooms.set_room_status(runtime.room_id, "finished")
+            await self._finished(runtime.room_id)
+
+    async def _finished(self, room_id: str) -> None:
+        """The game's end: queued for the archive, then listed as finished (in this order, so
+        that a room listed finished is queued)."""
+        if self.archiver is not None:
+            await self.archiver.queue_finished(room_id)
+        await self.backend.rooms.set_room_status(room_id, "finished")
 
     async def revoke(self, claim: tokens.SeatClaim) -> Seated:
         """New token for the seat; every socket on an older one is closed, in every process."""

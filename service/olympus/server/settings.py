@@ -27,6 +27,16 @@ class Settings:
     # Where the storage is (store/ports.py, ``StoreConfig``): ``redis://…``, ``unix://…``,
     # ``redis+cluster://host:port[,…]``, or ``memory://`` (one process, not durable).
     redis_url: str
+    # Where finished games go (store/ports.py, ``Archive``): ``postgresql://…``, ``memory://``,
+    # or None: they stay in the live store (archiver.py).
+    archive_url: str | None = None
+    # A finished room moves to the archive this long after its end (rematches and late
+    # spectators meanwhile read the live store); the archiver looks every ``poll`` seconds,
+    # moves at most ``batch`` rooms a pass, and a room it claimed is left to it this long.
+    archive_grace_seconds: float = 600.0
+    archive_poll_seconds: float = 5.0
+    archive_batch: int = 100
+    archive_lease_seconds: float = 120.0
     # Key prefix of every key and channel of this deployment (tests use one per test).
     prefix: str = "olympus"
     # HMAC key of seat tokens; None: generated once and shared through the store (tokens.py).
@@ -86,13 +96,14 @@ class Settings:
             retries=self.redis_retries,
             append_replicas=self.append_replicas,
             append_replica_timeout_ms=self.append_replica_timeout_ms,
+            archive_url=self.archive_url,
         )
 
     @classmethod
     def from_env(cls, redis_url: str, **overrides: object) -> Settings:
         """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX,
         OLYMPUS_OVERLOAD_SECONDS, OLYMPUS_RATE_PER_SECOND, OLYMPUS_RATE_BURST,
-        OLYMPUS_APPEND_REPLICAS."""
+        OLYMPUS_APPEND_REPLICAS, OLYMPUS_ARCHIVE_GRACE_SECONDS."""
         env: dict[str, object] = {}
         if secret := os.environ.get("OLYMPUS_SECRET"):
             env["secret"] = secret.encode()
@@ -106,4 +117,6 @@ class Settings:
             env["rate_burst"] = int(burst)
         if replicas := os.environ.get("OLYMPUS_APPEND_REPLICAS"):
             env["append_replicas"] = int(replicas)
+        if grace := os.environ.get("OLYMPUS_ARCHIVE_GRACE_SECONDS"):
+            env["archive_grace_seconds"] = float(grace)
         return cls(redis_url=redis_url, **{**env, **overrides})  # type: ignore[arg-type]

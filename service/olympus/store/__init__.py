@@ -1,15 +1,26 @@
 """Storage: the ports the service and the computer's worker ask of it (ports.py), and their
 two backends, Redis (an embedded, AOF-persisted redis-server, one Redis or a Cluster) and
-memory. ``open_backend`` opens the one a URL names.
+memory; the archive of finished games, PostgreSQL (an embedded server, or any) or memory.
+``open_backend`` opens the ones the URLs name.
 
 ``COMPILED`` says whether its modules run compiled by mypyc (``olympus.native``) or as source.
 """
 
 from olympus.native import runs_compiled
+from olympus.store.archived import (
+    ArchiveConflict,
+    ArchiveCorrupt,
+    ArchivedGame,
+    ArchivedHead,
+    GameSummary,
+    PlayerGame,
+    chain_head,
+)
 from olympus.store.batching import NotReplicated, Replicated
 from olympus.store.event_store import EventStore, RoomKeys
 from olympus.store.ports import (
     BOT_BUCKETS,
+    Archive,
     Backend,
     BotSeats,
     ControlHandler,
@@ -25,6 +36,7 @@ from olympus.store.ports import (
     StoreConfig,
     bot_hash,
 )
+from olympus.store.postgres_server import EmbeddedPostgres
 from olympus.store.records import (
     AppendResult,
     Applied,
@@ -47,7 +59,7 @@ from olympus.store.records import (
 )
 from olympus.store.redis_clients import CLUSTER_SCHEME, chosen_url, cluster_nodes, cluster_url
 from olympus.store.redis_server import EmbeddedRedis
-from olympus.store.wiring import MEMORY_URL, open_backend
+from olympus.store.wiring import MEMORY_URL, open_archive, open_backend
 
 # Where the package's modules came from: olympus.native chose it before this module ran.
 COMPILED = runs_compiled(__path__)
@@ -59,20 +71,28 @@ __all__ = [
     "MEMORY_URL",
     "AppendResult",
     "Applied",
+    "Archive",
+    "ArchiveConflict",
+    "ArchiveCorrupt",
+    "ArchivedGame",
+    "ArchivedHead",
     "Backend",
     "BotSeats",
     "ControlHandler",
     "DeadlineIndex",
+    "EmbeddedPostgres",
     "EmbeddedRedis",
     "EventLog",
     "EventStore",
     "EventStoreError",
     "EventsTrimmed",
+    "GameSummary",
     "Hints",
     "IdReused",
     "Join",
     "LogDiverged",
     "NotReplicated",
+    "PlayerGame",
     "Readiness",
     "Replicated",
     "RoomExists",
@@ -91,11 +111,13 @@ __all__ = [
     "TrimBeyondSnapshot",
     "VersionConflict",
     "bot_hash",
+    "chain_head",
     "chain_next",
     "chosen_url",
     "cluster_nodes",
     "cluster_url",
     "command_digest",
+    "open_archive",
     "open_backend",
     "text",
 ]

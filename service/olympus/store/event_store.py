@@ -202,6 +202,10 @@ class EventStore:
             self._keys[room_id] = keys
         return keys
 
+    def seats_key(self, room_id: str) -> str:
+        """The hash of the room's seats (redis_seats.py), in the room's hash slot."""
+        return f"{self.prefix}:room:{{{room_id}}}:seats"
+
     def hint_channel(self, room_id: str) -> str:
         """Pub/sub channel that gets the new version (ASCII) after each append: a shard channel
         in the room's slot (``{room_id}``, SSUBSCRIBE) if ``sharded``, else a classic one.
@@ -249,13 +253,15 @@ class EventStore:
         return bool(await self.call(meta, "EXISTS", meta))
 
     async def delete_room(self, room_id: str) -> bool:
-        """Delete all of the room's keys atomically (one DEL), then its lobby entry.
+        """Delete all of the room's keys atomically (one DEL: its seats too), then its lobby
+        entry.
 
         Returns whether the room existed. Appends then raise ``RoomNotFound``; the id can be
         reused by ``create_room``, which gives a fresh epoch and starts again at version 0.
         """
         k = self.keys(room_id)
-        existed = await self.call(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot)
+        seats = self.seats_key(room_id)
+        existed = await self.call(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot, seats)
         await self._set_status(keys=[self._status_key, self._by_status_key], args=[room_id, ""])
         return bool(existed)
 

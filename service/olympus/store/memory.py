@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from .memory_hints import HintHub, MemoryHints
 from .ports import (
     BOT_BUCKETS,
+    Archive,
     BotSeats,
     ControlHandler,
     DeadlineIndex,
@@ -91,6 +92,7 @@ class _Storage:
         self.statuses: dict[str, str] = {}
         self.seats: dict[str, dict[str, str]] = {}
         self.deadlines: dict[str, int] = {}
+        self.archive_due: dict[str, int] = {}
         self.bots: dict[int, dict[str, str]] = {}
         self.secret: str | None = None
         self.hub = HintHub(self.lock)
@@ -142,6 +144,7 @@ class MemoryEventLog(_Port, EventLog):
     async def delete_room(self, room_id: str) -> bool:
         with self._locked(room_id):
             self._storage.statuses.pop(room_id, None)
+            self._storage.seats.pop(room_id, None)
             return self._storage.rooms.pop(room_id, None) is not None
 
     async def append(
@@ -346,7 +349,8 @@ class MemoryRoomSeats(_Port, RoomSeats):
             check_room_id(room_id)
         with self._storage.lock:
             for room_id, ms in times.items():
-                self._fields(room_id)["moved_ms"] = str(ms)
+                if room_id in self._storage.seats:  # not for seats deleted meanwhile
+                    self._storage.seats[room_id]["moved_ms"] = str(ms)
 
     async def records(self, room_ids: Sequence[str]) -> list[RoomRecord | None]:
         for room_id in room_ids:
@@ -360,18 +364,24 @@ class MemoryRoomSeats(_Port, RoomSeats):
 
 
 class MemoryDeadlineIndex(_Port, DeadlineIndex):
+    """A room -> due index: the clocks' (``deadlines``) or the archive's (``archive_due``)."""
+
+    def __init__(self, storage: _Storage, index: dict[str, int]) -> None:
+        super().__init__(storage)
+        self._index = index
+
     async def set_due(self, room_id: str, due_ms: int | None) -> None:
         with self._storage.lock:
             if due_ms is None:
-                self._storage.deadlines.pop(room_id, None)
+                self._index.pop(room_id, None)
             else:
-                self._storage.deadlines[room_id] = due_ms
+                self._index[room_id] = due_ms
 
     async def overdue(self, until_ms: int, limit: int = 100) -> list[str]:
         """The earliest first (one part: at most ``limit`` in all; a negative one, as
         ZRANGEBYSCORE's LIMIT, all)."""
         with self._storage.lock:
-            due = [(ms, r) for r, ms in self._storage.deadlines.items() if ms <= until_ms]
+            due = [(ms, r) for r, ms in self._index.items() if ms <= until_ms]
         due.sort()
         return [room_id for _, room_id in (due if limit < 0 else due[:limit])]
 
@@ -419,7 +429,11 @@ class MemoryBackend:
         self.events: EventLog = MemoryEventLog(self._storage)
         self.rooms: RoomIndex = MemoryRoomIndex(self._storage)
         self.seats: RoomSeats = MemoryRoomSeats(self._storage)
-        self.deadlines: DeadlineIndex = MemoryDeadlineIndex(self._storage)
+        self.deadlines: DeadlineIndex = MemoryDeadlineIndex(self._storage, self._storage.deadlines)
+        self.archive_queue: DeadlineIndex = MemoryDeadlineIndex(
+            self._storage, self._storage.archive_due
+        )
+        self.archive: Archive | None = None
         self.bots: BotSeats = MemoryBotSeats(self._storage)
         self.keys: SharedKeys = MemorySharedKeys(self._storage)
 

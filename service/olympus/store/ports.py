@@ -14,6 +14,10 @@ every failure to reach the storage is ``StoreUnavailable``.
 - ``BotSeats``: the seats the computer plays, in buckets its workers share out.
 - ``SharedKeys``: the deployment's token key, made once and shared by every process.
 - ``Hints``: the wake-ups after each append, and a control channel to every process.
+- ``Archive``: finished games, moved out of the live store (PostgreSQL: postgres_archive.py).
+  A backend opened with an archive answers every read of an archived room from it, as the
+  live store answered before (tiered.py); its ``archive_queue`` says when each finished room
+  is due to move.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
+from .archived import ArchivedGame, ArchivedHead, PlayerGame
 from .records import AppendResult, Applied, RoomLoad, Snapshot, StoredEvent
 
 
@@ -45,9 +50,9 @@ class EventLog(Protocol):
     async def room_exists(self, room_id: str) -> bool: ...
 
     async def delete_room(self, room_id: str) -> bool:
-        """Drop the room's log, snapshot and command records at once, then its status
-        (``RoomIndex``); True if it existed. The id may then be created again (a new epoch,
-        version 0)."""
+        """Drop the room's log, snapshot, command records and seats (``RoomSeats``) at once,
+        then its status (``RoomIndex``); True if it existed. The id may then be created again
+        (a new epoch, version 0). Of a backend with an archive: the live copy only."""
         ...
 
     async def append(
@@ -193,7 +198,8 @@ class RoomSeats(Protocol):
         ...
 
     async def note_moved(self, times: Mapping[str, int]) -> None:
-        """Set each room's ``moved_ms`` (room id -> ms), at once for all."""
+        """Set each room's ``moved_ms`` (room id -> ms), at once for all; not for a room whose
+        seats are gone (deleted, or moved to the archive)."""
         ...
 
     async def records(self, room_ids: Sequence[str]) -> list[RoomRecord | None]:
@@ -243,6 +249,51 @@ class SharedKeys(Protocol):
         """The deployment's token key: ``fresh`` if none was kept yet (the first process's),
         else the one kept."""
         ...
+
+
+class Archive(Protocol):
+    """Finished games, each under its room id, written once and never changed. Every failure
+    to reach the archive's storage is ``StoreUnavailable``."""
+
+    async def migrate(self) -> None:
+        """Bring the archive's schema up to this version's (every process may call it at
+        start; they take turns, and what was applied is not applied again)."""
+        ...
+
+    async def put(self, game: ArchivedGame) -> ArchivedHead:
+        """Keep ``game`` unless it is kept already; return what is kept, read back (the
+        caller checks it before it lets go of the live copy). Idempotent: the same game again
+        writes nothing. ``ArchiveConflict`` if another history is kept under its id."""
+        ...
+
+    async def head(self, room_id: str) -> ArchivedHead | None:
+        """What is kept of the room, or None."""
+        ...
+
+    async def get(self, room_id: str) -> ArchivedGame | None:
+        """The room's game, or None. ``ArchiveCorrupt`` if its log cannot be unpacked."""
+        ...
+
+    async def records(self, room_ids: Sequence[str]) -> dict[str, tuple[bytes, dict[str, str]]]:
+        """The meta and seats of each of ``room_ids`` that is kept."""
+        ...
+
+    async def room_ids(self, *, offset: int = 0, limit: int | None = None) -> list[str]:
+        """The ids of the kept games, sorted, from ``offset``, at most ``limit``."""
+        ...
+
+    async def games_of(
+        self, name: str, *, before: tuple[int, str] | None = None, limit: int = 20
+    ) -> list[PlayerGame]:
+        """The games a player of ``name`` (case-insensitive) sat in, newest end first, at
+        most ``limit``; ``before`` (ended_ms, room id) of the last one of the page before."""
+        ...
+
+    async def counts(self) -> tuple[int, int]:
+        """How many games are kept, and the bytes of their packed logs."""
+        ...
+
+    async def aclose(self) -> None: ...
 
 
 HintHandler = Callable[[str, int | None], None]
@@ -307,6 +358,9 @@ class StoreConfig:
     retries: int = 3  # a command whose connection failed is sent again this many times
     append_replicas: int = 0  # appends wait for this many replicas (0: the master alone)
     append_replica_timeout_ms: int = 100
+    # Where finished games go: ``postgresql://…`` (postgres_archive.py), ``memory://``
+    # (memory_archive.py), or None: they stay in the live store.
+    archive_url: str | None = None
 
 
 class Backend(Protocol):
@@ -329,6 +383,16 @@ class Backend(Protocol):
 
     @property
     def keys(self) -> SharedKeys: ...
+
+    @property
+    def archive(self) -> Archive | None:
+        """Where finished games go; None: nowhere, they stay in the live store."""
+        ...
+
+    @property
+    def archive_queue(self) -> DeadlineIndex:
+        """When each finished room is due to move to the archive (ms since the epoch)."""
+        ...
 
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 from .batching import Replicated
 from .event_store import EventStore
-from .ports import ControlHandler, HintHandler, StoreConfig
+from .ports import Archive, ControlHandler, HintHandler, StoreConfig
 from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .redis_hints import RedisHints
 from .redis_indexes import RedisBotSeats, RedisDeadlines, RedisSharedKeys
@@ -35,6 +35,8 @@ class RedisBackend:
         self.rooms = self.events  # the lobby's status index is kept by the log's store
         self.seats = RedisSeats(self.events)
         self.deadlines = RedisDeadlines(self.redis, config.prefix)
+        self.archive_queue = RedisDeadlines(self.redis, config.prefix, "archive-due")
+        self.archive: Archive | None = None  # tiered.py gives a backend its archive
         self.bots = RedisBotSeats(self.redis, config.prefix)
         self.keys = RedisSharedKeys(self.redis, config.prefix)
 

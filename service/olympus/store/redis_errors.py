@@ -8,20 +8,15 @@ again (appends name their command id, so asking again is safe).
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Coroutine
-from typing import Any, ParamSpec, TypeVar
-
 from redis.exceptions import RedisClusterException, RedisError
 
+from .failures import translating
 from .records import EventStoreError, StoreUnavailable
 
 # What redis-py raises when Redis cannot answer: a lost or refused connection, a timeout, a
 # failover under way (CLUSTERDOWN, TRYAGAIN), an error reply.
 REDIS_FAILURES = (RedisError, RedisClusterException, OSError)
 
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def store_error(error: BaseException) -> BaseException:
@@ -34,16 +29,5 @@ def store_error(error: BaseException) -> BaseException:
     return translated
 
 
-def translated(
-    method: Callable[P, Coroutine[Any, Any, T]],
-) -> Callable[P, Coroutine[Any, Any, T]]:
-    """``method`` (a coroutine function) raising ``store_error`` of what it raises."""
-
-    @functools.wraps(method)
-    async def call(*args: P.args, **kwargs: P.kwargs) -> T:
-        try:
-            return await method(*args, **kwargs)
-        except REDIS_FAILURES as error:
-            raise store_error(error) from error
-
-    return call
+# A coroutine method raising ``store_error`` of what it raises.
+translated = translating(REDIS_FAILURES, store_error)

@@ -6,6 +6,8 @@ the masters instead of loading one (docs/scaling.md):
 - the deadline index: ``DEADLINE_BUCKETS`` sorted sets ``<prefix>:{rooms:<n>}:deadlines``
   (room -> earliest due, ms), the room's bucket by the CRC-32 of its id; the unbucketed
   ``<prefix>:{rooms}:deadlines`` is still read, and each room found there moved to its bucket;
+- the archive's queue (finished room -> when it is due to move), the same way under
+  ``archive-due``;
 - the bot seat records: ``BOT_BUCKETS`` hashes ``<prefix>:{bots:<n>}`` (``<room>:<seat>`` ->
   record), the room's bucket by ``bot_hash`` (ports.py);
 - the token key: ``<prefix>:secret``, set once (SET NX).
@@ -31,10 +33,11 @@ DEADLINE_BUCKETS = 16
 class RedisDeadlines:
     """The ``DeadlineIndex`` port on Redis (ports.py)."""
 
-    def __init__(self, redis: Redis | RedisCluster, prefix: str) -> None:
+    def __init__(self, redis: Redis | RedisCluster, prefix: str, name: str = "deadlines") -> None:
+        """``name``: ``deadlines`` (the clocks') or ``archive-due`` (the archive's queue)."""
         self.redis = redis
-        self._keys = [f"{prefix}:{{rooms:{n}}}:deadlines" for n in range(DEADLINE_BUCKETS)]
-        self._unbucketed = f"{prefix}:{{rooms}}:deadlines"
+        self._keys = [f"{prefix}:{{rooms:{n}}}:{name}" for n in range(DEADLINE_BUCKETS)]
+        self._unbucketed = f"{prefix}:{{rooms}}:{name}"
 
     def key(self, room_id: str) -> str:
         """The bucket that holds ``room_id``'s entry."""

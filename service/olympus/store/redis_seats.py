@@ -56,6 +56,11 @@ def _fields(raw: Mapping[bytes, bytes] | list[bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in zip(raw[::2], raw[1::2], strict=True)}
 
 
+_LUA_MOVED = """
+if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'moved_ms', ARGV[1]) end
+"""
+
+
 class RedisSeats:
     """The ``RoomSeats`` port on the log's Redis (ports.py)."""
 
@@ -66,7 +71,7 @@ class RedisSeats:
     def key(self, room_id: str) -> str:
         """The room's seats hash."""
         self.store.keys(room_id)  # checks the id
-        return f"{self.store.prefix}:room:{{{room_id}}}:seats"
+        return self.store.seats_key(room_id)
 
     async def write(self, room_id: str, fields: Mapping[str, str | int]) -> None:
         if not fields:
@@ -105,9 +110,11 @@ class RedisSeats:
         return int(await self.store.call(key, "HINCRBY", key, name, 1))
 
     async def note_moved(self, times: Mapping[str, int]) -> None:
+        """As EVALs in one batch (Redis keeps the script after the first): a room whose seats
+        are gone (deleted, or moved to the archive) is not given a hash of one field."""
         if times:
             await self.store.calls(
-                [("HSET", self.key(room), "moved_ms", ms) for room, ms in times.items()]
+                [("EVAL", _LUA_MOVED, 1, self.key(room), ms) for room, ms in times.items()]
             )
 
     @translated

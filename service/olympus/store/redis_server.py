@@ -8,21 +8,13 @@ ourselves so that persistence settings, the socket location and crash tests are 
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
-import signal
-import subprocess
-import time
-import weakref
 from pathlib import Path
-from types import TracebackType
-from typing import Literal, Self
+from typing import Literal
 
 import redis
 
-from olympus.lifetime import alive, die_with, started_at
+from .child_server import ChildServer
 
 AppendFsync = Literal["always", "everysec"]
 
@@ -50,18 +42,7 @@ def _quote(value: str | Path) -> str:
     return f'"{text}"'
 
 
-def _terminate(proc: subprocess.Popen[bytes]) -> None:
-    """Last-resort cleanup at garbage collection / interpreter exit: never leak a server."""
-    if proc.poll() is None:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-class EmbeddedRedis:
+class EmbeddedRedis(ChildServer):
     """A redis-server child process on a unix socket in ``data_dir``, persisted with AOF.
 
     Files in ``data_dir``: ``redis.conf`` (rewritten on each start), ``redis.sock``,
@@ -103,6 +84,8 @@ class EmbeddedRedis:
     ``redis.Redis.from_url`` for sync code).
     """
 
+    name = "redis"
+
     def __init__(
         self,
         data_dir: str | os.PathLike[str] = "var",
@@ -113,35 +96,23 @@ class EmbeddedRedis:
     ) -> None:
         if appendfsync not in ("always", "everysec"):
             raise ValueError(f"appendfsync must be 'always' or 'everysec', not {appendfsync!r}")
-        self.data_dir = Path(data_dir).resolve()
+        super().__init__(
+            data_dir, startup_timeout=startup_timeout, die_with_parent=die_with_parent
+        )
         self.appendfsync: AppendFsync = appendfsync
-        self.startup_timeout = startup_timeout
-        self.die_with_parent = die_with_parent
-        self.owner_path = self.data_dir / "embedded-redis.owner"
         self.socket_path = self.data_dir / "redis.sock"
         if len(os.fsencode(self.socket_path)) > _MAX_SOCKET_PATH:
             raise ValueError(
                 f"unix socket path too long ({len(os.fsencode(self.socket_path))} bytes, "
                 f"max {_MAX_SOCKET_PATH}): {self.socket_path}; use a shorter data_dir"
             )
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._lock_fd: int | None = None
-        self._finalizer: weakref.finalize[..., None] | None = None
 
     @property
     def url(self) -> str:
         """``unix:///abs/path/redis.sock``, accepted by ``redis.Redis.from_url``."""
         return f"unix://{self.socket_path}"
 
-    @property
-    def pid(self) -> int | None:
-        return self._proc.pid if self._proc is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
-
-    def _write_config(self) -> Path:
+    def _prepare(self) -> list[str]:
         conf = self.data_dir / "redis.conf"
         lines = [
             "port 0",
@@ -158,167 +129,17 @@ class EmbeddedRedis:
             "aof-load-truncated yes",
         ]
         conf.write_text("\n".join(lines) + "\n")
-        return conf
+        return [str(redis_server_executable()), str(conf)]
 
-    def _acquire_lock(self) -> None:
-        fd = os.open(self.data_dir / "embedded-redis.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            if not self._try_lock(fd):
-                self._stop_orphan()
-                if not self._try_lock(fd, wait=self.startup_timeout):
-                    raise RuntimeError(f"{self.data_dir} is still locked after stopping its orphan")
-        except BaseException:
-            os.close(fd)
-            raise
-        self._lock_fd = fd
-
-    @staticmethod
-    def _try_lock(fd: int, wait: float = 0.0) -> bool:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    return False
-                time.sleep(0.02)
-
-    def _stop_orphan(self) -> None:
-        """The directory is locked: stop its redis-server if the process that started it is
-        gone (SIGTERM: it fsyncs its AOF and exits, releasing the lock); refuse otherwise."""
-        try:
-            owner = json.loads(self.owner_path.read_text())
-            owner_pid, redis_pid = int(owner["owner"]), int(owner["redis"])
-            owner_start, redis_start = int(owner["owner_start"]), int(owner["redis_start"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pid_file = self.data_dir / "redis.pid"
-            pid = pid_file.read_text().strip() if pid_file.exists() else "?"
-            raise RuntimeError(
-                f"{self.data_dir} is in use by another redis-server (pid {pid})"
-            ) from None
-        if alive(owner_pid, owner_start):
-            raise RuntimeError(
-                f"{self.data_dir} is in use by a running process (pid {owner_pid}) and its "
-                f"redis-server (pid {redis_pid})"
-            )
-        if alive(redis_pid, redis_start):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(redis_pid, signal.SIGTERM)
-
-    def _write_owner(self) -> None:
-        assert self._proc is not None
-        owner, server = os.getpid(), self._proc.pid
-        record = {
-            "owner": owner,
-            "owner_start": started_at(owner),
-            "redis": server,
-            "redis_start": started_at(server),
-        }
-        self.owner_path.write_text(json.dumps(record) + "\n")
-
-    def _release_lock(self) -> None:
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)  # closing drops our reference to the flock
-            self._lock_fd = None
-
-    def _log_tail(self, limit: int = 2000) -> str:
-        log = self.data_dir / "redis.log"
-        return log.read_text(errors="replace")[-limit:] if log.exists() else ""
-
-    def start(self) -> Self:
-        """Start the server and block until it answers PING (i.e. the AOF is loaded)."""
-        if self.running:
-            raise RuntimeError("redis-server already running")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._acquire_lock()
-        try:
-            conf = self._write_config()
-            with open(self.data_dir / "redis.log", "ab") as log:
-                self._proc = subprocess.Popen(
-                    [str(redis_server_executable()), str(conf)],
-                    cwd=self.data_dir,
-                    stdin=subprocess.DEVNULL,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                    pass_fds=(self._lock_fd,) if self._lock_fd is not None else (),
-                    # Own session: a Ctrl-C in the terminal must not kill the store before the
-                    # service has shut down cleanly; the service stops it explicitly.
-                    start_new_session=True,
-                    preexec_fn=die_with(os.getpid()) if self.die_with_parent else None,
-                )
-            self._finalizer = weakref.finalize(self, _terminate, self._proc)  # type: ignore[arg-type]
-            self._write_owner()
-            self._wait_ready()
-        except BaseException:
-            self.kill()
-            raise
-        return self
-
-    def _wait_ready(self) -> None:
-        assert self._proc is not None
-        deadline = time.monotonic() + self.startup_timeout
+    def _ready(self) -> bool:
+        """Whether it answers PING (its AOF is loaded)."""
         client = redis.Redis(unix_socket_path=str(self.socket_path), socket_timeout=1.0)
         try:
-            while True:
-                if self._proc.poll() is not None:
-                    raise RuntimeError(
-                        f"redis-server exited with {self._proc.returncode}:\n{self._log_tail()}"
-                    )
-                try:
-                    if client.ping():
-                        return
-                except redis.RedisError:  # not listening yet, or BusyLoadingError during AOF load
-                    pass
-                if time.monotonic() > deadline:
-                    raise TimeoutError(
-                        f"redis-server not ready after {self.startup_timeout}s:\n{self._log_tail()}"
-                    )
-                time.sleep(0.02)
+            return bool(client.ping())
+        except redis.RedisError:  # not listening yet, or BusyLoadingError during AOF load
+            return False
         finally:
             client.close()
-
-    def _reap(self, timeout: float | None) -> None:
-        assert self._proc is not None
-        self._proc.wait(timeout=timeout)
-        if self._finalizer is not None:
-            self._finalizer.detach()
-            self._finalizer = None
-        self._proc = None
-        self._release_lock()
-
-    def stop(self, timeout: float = 30.0) -> None:
-        """Graceful stop: SIGTERM makes Redis fsync the AOF and exit (like SHUTDOWN)."""
-        if self._proc is None:
-            self._release_lock()
-            return
-        if self._proc.poll() is None:
-            self._proc.terminate()
-        try:
-            self._reap(timeout)
-        except subprocess.TimeoutExpired:
-            self.kill()
-
-    def kill(self) -> None:
-        """SIGKILL, no cleanup at all: simulates a crash for fault-injection tests."""
-        if self._proc is None:
-            self._release_lock()
-            return
-        if self._proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self._proc.pid, signal.SIGKILL)
-        self._reap(None)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     def __repr__(self) -> str:
         return f"EmbeddedRedis({str(self.data_dir)!r}, appendfsync={self.appendfsync!r})"

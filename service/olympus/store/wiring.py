@@ -4,17 +4,45 @@
 caller in the process with that prefix shares it, as the processes of a deployment share one
 Redis); anything else the Redis backend (redis_backend.py), on one Redis or a Cluster as the
 URL says. Nothing else in the service branches on the kind of storage.
+
+Given an ``archive_url``, the backend reads through to that archive (tiered.py):
+``postgresql://…`` (postgres_archive.py) or ``memory://`` (memory_archive.py, the process's one
+for the prefix).
 """
 
 from __future__ import annotations
 
-from .ports import Backend, StoreConfig
+from .ports import Archive, Backend, StoreConfig
 
 MEMORY_URL = "memory://"
 
 
 def open_backend(config: StoreConfig) -> Backend:
-    """Every port of the storage ``config.url`` names; connections are made on first use."""
+    """Every port of the storage ``config.url`` names, reading through to the archive
+    ``config.archive_url`` names if any; connections are made on first use."""
+    live = _live(config)
+    if config.archive_url is None:
+        return live
+    from .tiered import TieredBackend
+
+    return TieredBackend(live, open_archive(config))
+
+
+def open_archive(config: StoreConfig) -> Archive:
+    """The archive ``config.archive_url`` names (``ValueError`` for none or an unknown one)."""
+    url = config.archive_url or ""
+    if url.startswith(MEMORY_URL):
+        from .memory_archive import MemoryArchive
+
+        return MemoryArchive.shared(config.prefix)
+    if url.startswith(("postgresql://", "postgres://")):
+        from .postgres_archive import PostgresArchive
+
+        return PostgresArchive(url, timeout=config.timeout)
+    raise ValueError(f"an archive URL is postgresql://… or memory://, not {url!r}")
+
+
+def _live(config: StoreConfig) -> Backend:
     if config.url.startswith(MEMORY_URL):
         from .memory import MemoryBackend
 
