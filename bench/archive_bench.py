@@ -11,7 +11,8 @@ embedded PostgreSQL in a temporary directory, as ``make serve`` starts them.
 
 Reported: Redis ``used_memory`` every ``--sample-every`` games of each run; the growth over
 the run once the grace period has passed (``flat_ratio``: the largest sample over the smallest,
-from the first sample after twice the grace period on); the archive's rows and bytes per game
+of those past the run's first quarter and twice the grace period; each run starts on an empty
+Redis); the archive's rows and bytes per game
 (the packed logs, and the tables with their indexes and TOAST); what archiving costs this
 process per game (``archiving_cpu_ms_per_game``: its CPU per game with the archiver, less
 without); and the mean time of an append in each run (``append_us_with`` / ``_without``), at
@@ -121,6 +122,7 @@ async def run(
         archiver = Archiver(backend, backend.archive, settings, ServiceMetrics())
         mover = asyncio.get_running_loop().create_task(archiver.run())
     client = redis.asyncio.Redis.from_url(redis_url)
+    await client.flushall()  # each run from an empty Redis (the other run's games gone)
     cpu = time.process_time()
     start, baseline = time.monotonic(), await used_memory(client)
     samples: list[dict[str, float]] = []
@@ -155,14 +157,18 @@ async def run(
         )
     if mover is not None:
         mover.cancel()
-    after_grace = [s["used_memory"] for s in samples if s["seconds"] >= args.grace * 2]
+    settled = [  # past the first quarter of the run and twice the grace period
+        s["used_memory"]
+        for s in samples
+        if s["games"] >= args.games / 4 and s["seconds"] >= args.grace * 2
+    ]
     result: dict[str, Any] = {
         "games": done,
         "seconds": round(time.monotonic() - start, 1),
         "baseline_used_memory": baseline,
         "samples": samples,
         "final_used_memory": samples[-1]["used_memory"] if samples else baseline,
-        "flat_ratio": round(max(after_grace) / min(after_grace), 3) if after_grace else None,
+        "flat_ratio": round(max(settled) / min(settled), 3) if settled else None,
         "append_us": round(sum(timings) / len(timings) * 1e6, 1),
         "cpu_ms_per_game": round((time.process_time() - cpu) * 1000 / max(1, done), 3),
         "appends_per_game": round(len(timings) / max(1, done), 1),

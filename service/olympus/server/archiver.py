@@ -3,7 +3,8 @@ command path, a grace period after their end (rematches and late spectators stay
 
 Each finished room is queued when the game ends (``queue``: due at its end plus
 ``archive_grace_seconds``). Every process runs an ``Archiver``; each pass takes the rooms that
-are due, a batch at a time, and moves each one in three steps:
+are due, a batch at a time (``archive_concurrency`` of them at once), and moves each one in
+three steps:
 
 1. **copy**: the whole log, the meta and the seats are written to the archive with the
    game's summary, and read back: the kept log's event count and chain head must be the live
@@ -29,7 +30,7 @@ from typing import Any
 
 import msgpack
 
-from olympus.rules import decode, replay
+from olympus.rules import decode
 from olympus.rules.events import GameEnded
 from olympus.store import (
     Archive,
@@ -59,13 +60,13 @@ def _now_ms() -> int:
 
 
 def summarize(room_id: str, meta: bytes, seats: dict[str, str], log: list[bytes]) -> GameSummary:
-    """What the archive's game row says of a finished game; ``ValueError`` if it is not over."""
-    events = [decode(data) for data in log]
-    state = replay(events)
-    if state.result is None:
+    """What the archive's game row says of a finished game, from its last ``GameEnded`` (R11:
+    its result and how it came), the meta and the seats; ``ValueError`` if it is not over.
+    Only the events from the end back to it are decoded."""
+    ended = next((e for e in map(decode, reversed(log)) if isinstance(e, GameEnded)), None)
+    if ended is None:
         raise ValueError(f"room {room_id!r}: the game is not over")
     created: dict[str, Any] = msgpack.unpackb(meta)
-    ended = next((e for e in reversed(events) if isinstance(e, GameEnded)), None)
     computer: dict[str, str] = created.get("computer", {})
     names = seat_names(seats)
     players = {
@@ -76,8 +77,8 @@ def summarize(room_id: str, meta: bytes, seats: dict[str, str], log: list[bytes]
     return GameSummary(
         options=created["options"],
         players=players,
-        result=state.result,
-        reason=ended.reason if ended is not None else "",
+        result=ended.result,
+        reason=ended.reason,
         started_ms=started,
         ended_ms=int(seats.get("moved_ms", started)),
     )
@@ -155,32 +156,45 @@ class Archiver:
         if self.behind_since_ms is None:
             self.behind_since_ms = now
         lease = now + int(self.settings.archive_lease_seconds * 1000)
-        moved = 0
-        for room_id in due:
-            await self.queue.set_due(room_id, lease)  # claimed: others pass it by for a while
-            try:
-                moved += await self.move(room_id)
-            except ArchiveConflict as conflict:
+        lanes = asyncio.Semaphore(self.settings.archive_concurrency)
+
+        async def claimed(room_id: str) -> bool:
+            async with lanes:
+                await self.queue.set_due(room_id, lease)  # others pass it by for a while
+                try:
+                    return await self.move(room_id)
+                except StoreUnavailable:
+                    with contextlib.suppress(StoreUnavailable):  # due again at once
+                        await self.queue.set_due(room_id, now)
+                    raise
+
+        outcomes = await asyncio.gather(*map(claimed, due), return_exceptions=True)
+        unavailable = None
+        for room_id, outcome in zip(due, outcomes, strict=True):
+            if isinstance(outcome, ArchiveConflict):
                 self.failures.inc("conflict")
-                log.error("not archived: %s", conflict, extra={"room": room_id})
-            except StoreUnavailable:
-                with contextlib.suppress(StoreUnavailable):  # due again at once, not leased
-                    await self.queue.set_due(room_id, now)
-                raise
+                log.error("not archived: %s", outcome, extra={"room": room_id})
+            elif isinstance(outcome, StoreUnavailable):
+                unavailable = outcome
+            elif isinstance(outcome, BaseException):
+                self.failures.inc("error")
+                log.error("not archived", exc_info=outcome, extra={"room": room_id})
+        if unavailable is not None:
+            raise unavailable
         if len(due) < batch:  # all that was due has moved
             self.behind_since_ms = None
-        return moved
+        return sum(outcome is True for outcome in outcomes)
 
     async def move(self, room_id: str) -> bool:
         """Move one room (see the module); True if this call dropped its live copy."""
         events = self.backend.events
         held = await self.archive.head(room_id)
         try:
-            loaded = await events.load(room_id)  # the live copy while there is one
+            stored = await events.read(room_id, 0)  # the live copy while there is one
+            epoch = await events.epoch(room_id)
         except RoomNotFound:
             await self._done(room_id)
             return False
-        stored = loaded.events if loaded.snapshot is None else await events.read(room_id, 0)
         log_bytes = [e.data for e in stored]
         if held is None:
             meta = await events.room_meta(room_id)
@@ -191,7 +205,7 @@ class Archiver:
                 log.warning("queued but not over: left live", extra={"room": room_id})
                 await self._done(room_id)
                 return False
-            game = ArchivedGame(room_id, loaded.epoch, meta, seats, log_bytes, summary)
+            game = ArchivedGame(room_id, epoch, meta, seats, log_bytes, summary)
             held = await self.archive.put(game)
             self._step("copied", room_id)
         offered = ArchivedHead(len(log_bytes), chain_head(log_bytes))

@@ -32,10 +32,12 @@ class Settings:
     archive_url: str | None = None
     # A finished room moves to the archive this long after its end (rematches and late
     # spectators meanwhile read the live store); the archiver looks every ``poll`` seconds,
-    # moves at most ``batch`` rooms a pass, and a room it claimed is left to it this long.
+    # moves at most ``batch`` rooms a pass, ``concurrency`` at once, and a room it claimed is
+    # left to it this long.
     archive_grace_seconds: float = 600.0
     archive_poll_seconds: float = 5.0
     archive_batch: int = 100
+    archive_concurrency: int = 8
     archive_lease_seconds: float = 120.0
     # Key prefix of every key and channel of this deployment (tests use one per test).
     prefix: str = "olympus"

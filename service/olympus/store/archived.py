@@ -4,7 +4,7 @@ archive's backends (postgres_archive.py, memory_archive.py) and their callers sh
 A game's log is kept as one value, not a row per event: a game is only ever read whole (a
 replay, a late spectator's history, the log of ``GET /rooms/{room}/log``), so one row is one
 read, and the events, packed together (msgpack) and compressed together (zstd), share what
-they repeat: about 300 events of about 100 bytes become a few kilobytes (docs/scaling.md).
+they repeat: about 250 events, 22 KB packed, become 2.7 KB (docs/performance.md).
 The chains are not kept: each is ``chain_next`` of the one before and the event's bytes, so
 the head is checked, and every chain given back, from the events themselves.
 """
@@ -19,9 +19,9 @@ import zstandard
 
 from .records import EventStoreError, StoredEvent, chain_next
 
-# zstd level: 9 packs a game's log about 10 % smaller than 3 at a cost still well under a
-# millisecond per game, and archiving is off the command path (docs/performance.md).
-_LEVEL = 9
+# zstd level: 6 packs a game's log 12 % smaller than 3 for 0.15 ms a game; 9 saves 1 % more
+# for twice that (docs/performance.md, "The archive").
+_LEVEL = 6
 
 
 def pack_log(events: list[bytes]) -> bytes:
