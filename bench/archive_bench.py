@@ -2,23 +2,24 @@
 
 Plays ``--games`` games to their end into the live store, as the service writes them (a room
 created with its meta and seats, then one append per command, the events each command made,
-then the room listed finished and queued for the archive), ``--concurrency`` rooms at a time.
+then the room listed finished and queued for the archive), ``--concurrency`` rooms at a time:
+as fast as they go without the archive, ``--rate`` games ending a second with it (a service
+process at its limit ends ~14 a second: 1,400 commands/s, ~100 commands a game).
 The games are random legal games of the rules (``olympus.bots``), ``--distinct`` of them, each
 written again under new room ids. Twice: without an archive (every game stays in Redis), then
 with one (the service's own ``Archiver`` moving each game ``--grace`` seconds after its end,
 in the same process, as every service process runs it). Both on an embedded Redis and an
 embedded PostgreSQL in a temporary directory, as ``make serve`` starts them.
 
-Reported: Redis ``used_memory`` every ``--sample-every`` games of each run; the growth over
-the run once the grace period has passed (``flat_ratio``: the largest sample over the smallest,
-of those past the run's first quarter and twice the grace period; each run starts on an empty
-Redis); the archive's rows and bytes per game
-(the packed logs, and the tables with their indexes and TOAST); what archiving costs this
-process per game (``archiving_cpu_ms_per_game``: its CPU per game with the archiver, less
-without); and the mean time of an append in each run (``append_us_with`` / ``_without``), at
-``--concurrency`` appends in flight on one event loop, which the archiver shares here (the
-command path's own cost is ``command_path_bench.py``'s: archiving adds one queue write per
-game to it, at the game's end).
+Reported: Redis ``used_memory`` every ``--sample-every`` games of each run (each run starts on
+an empty Redis); how flat it stays with the archive (``flat_ratio``: the largest sample over
+the smallest, of those past the run's first quarter and twice the grace period); the archive's
+rows and bytes per game (the packed logs, and the tables with their indexes and TOAST); what
+archiving costs, timed apart (``--drain`` games written, then moved by the archiver's passes
+alone: its CPU per game, ``archiving_cpu_ms_per_game``, and ``archiving_games_per_s``); and
+the mean time of an append in each run (``append_us_with`` / ``_without``: with
+``--concurrency`` appends in flight on one event loop, a queue's time more than the command
+path's, which ``command_path_bench.py`` and ``load_bench.py`` measure).
 
     .venv/bin/python bench/archive_bench.py --games 20000 [--grace 5] [--json FILE]
 """
@@ -104,7 +105,11 @@ async def used_memory(client: redis.asyncio.Redis) -> int:
 
 
 async def run(
-    args: argparse.Namespace, redis_url: str, archive_url: str | None, made: list[Game]
+    args: argparse.Namespace,
+    redis_url: str,
+    archive_url: str | None,
+    made: list[Game],
+    rate: float | None = None,
 ) -> dict[str, Any]:
     settings = Settings(
         redis_url=redis_url,
@@ -123,7 +128,6 @@ async def run(
         mover = asyncio.get_running_loop().create_task(archiver.run())
     client = redis.asyncio.Redis.from_url(redis_url)
     await client.flushall()  # each run from an empty Redis (the other run's games gone)
-    cpu = time.process_time()
     start, baseline = time.monotonic(), await used_memory(client)
     samples: list[dict[str, float]] = []
     timings: list[float] = []
@@ -133,6 +137,8 @@ async def run(
     async def player() -> None:
         nonlocal done
         for i in pending:
+            if rate:  # the i-th game ends about i / rate seconds into the run
+                await asyncio.sleep(max(0.0, start + i / rate - time.monotonic()))
             await play(backend, made[i % len(made)], archiver, timings)
             done += 1
             if done % args.sample_every == 0:
@@ -145,16 +151,11 @@ async def run(
                 )
 
     await asyncio.gather(*(player() for _ in range(args.concurrency)))
+    drained = None
     if archiver is not None:  # the last games' grace, then the archiver catches up
         while await backend.archive_queue.overdue(2**62, limit=1):
             await asyncio.sleep(0.2)
-        samples.append(
-            {
-                "games": done,
-                "seconds": round(time.monotonic() - start, 2),
-                "used_memory": await used_memory(client),
-            }
-        )
+        drained = await used_memory(client)
     if mover is not None:
         mover.cancel()
     settled = [  # past the first quarter of the run and twice the grace period
@@ -168,14 +169,48 @@ async def run(
         "baseline_used_memory": baseline,
         "samples": samples,
         "final_used_memory": samples[-1]["used_memory"] if samples else baseline,
+        "drained_used_memory": drained,
+        "games_per_s": round(done / (time.monotonic() - start), 1),
         "flat_ratio": round(max(settled) / min(settled), 3) if settled else None,
         "append_us": round(sum(timings) / len(timings) * 1e6, 1),
-        "cpu_ms_per_game": round((time.process_time() - cpu) * 1000 / max(1, done), 3),
         "appends_per_game": round(len(timings) / max(1, done), 1),
     }
     await client.aclose()
     await backend.aclose()
     return result
+
+
+async def drain(
+    args: argparse.Namespace, redis_url: str, archive_url: str, made: list[Game]
+) -> dict[str, float]:
+    """The archiver alone: ``--drain`` games written while it waits, then moved by its passes;
+    its CPU (this process's, the writing excluded) and rate."""
+    settings = Settings(
+        redis_url=redis_url,
+        prefix=f"bench-{uuid.uuid4().hex[:8]}",
+        archive_url=archive_url,
+        archive_grace_seconds=0,
+        archive_batch=500,
+    )
+    backend = open_backend(settings.store_config())
+    assert backend.archive is not None
+    archiver = Archiver(backend, backend.archive, settings, ServiceMetrics())
+    pending = iter(range(args.drain))
+
+    async def player() -> None:
+        for i in pending:
+            await play(backend, made[i % len(made)], archiver, [])
+
+    await asyncio.gather(*(player() for _ in range(args.concurrency)))
+    cpu, start, moved = time.process_time(), time.monotonic(), 0
+    while moved < args.drain:
+        moved += await archiver.pass_once()
+    cpu, wall = time.process_time() - cpu, time.monotonic() - start
+    await backend.aclose()
+    return {
+        "archiving_cpu_ms_per_game": round(cpu * 1000 / moved, 3),
+        "archiving_games_per_s": round(moved / wall, 1),
+    }
 
 
 async def archive_size(url: str) -> dict[str, int]:
@@ -199,8 +234,9 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         try:
             with EmbeddedRedis(redis_dir) as redis_server, EmbeddedPostgres(pg_dir) as postgres:
                 without = await run(args, redis_server.url, None, made)
-                with_archive = await run(args, redis_server.url, postgres.url, made)
+                with_archive = await run(args, redis_server.url, postgres.url, made, args.rate)
                 size = await archive_size(postgres.url)
+                drained = await drain(args, redis_server.url, postgres.url, made)
         finally:
             shutil.rmtree(pg_dir, ignore_errors=True)  # nobody's, when run as root
     games_kept = max(1, size["games"])
@@ -214,6 +250,8 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         - without["baseline_used_memory"],
         "used_memory_growth_with": with_archive["final_used_memory"]
         - with_archive["baseline_used_memory"],
+        "used_memory_drained_with": with_archive["drained_used_memory"],
+        "rate_with": with_archive["games_per_s"],
         "flat_ratio": with_archive["flat_ratio"],
         "archive_games": size["games"],
         "archive_rows_per_game": round((size["games"] + size["player_rows"]) / games_kept, 2),
@@ -221,9 +259,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "archive_bytes_per_game": round(size["bytes"] / games_kept, 1),
         "append_us_without": without["append_us"],
         "append_us_with": with_archive["append_us"],
-        "archiving_cpu_ms_per_game": round(
-            with_archive["cpu_ms_per_game"] - without["cpu_ms_per_game"], 3
-        ),
+        **drained,
     }
 
 
@@ -233,7 +269,11 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--distinct", type=int, default=40, help="random games written again")
     parser.add_argument("--grace", type=float, default=5.0, help="seconds after a game's end")
+    parser.add_argument(
+        "--rate", type=float, default=40.0, help="games ending a second, with the archive"
+    )
     parser.add_argument("--sample-every", type=int, default=500, help="games between samples")
+    parser.add_argument("--drain", type=int, default=1000, help="games the archiver drains")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()

@@ -153,6 +153,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="the level of both bots of each --bot-rooms room (hard: the longest searches)",
     )
     p.add_argument(
+        "--no-archive",
+        action="store_true",
+        help="olympus serve --no-archive: no archive of finished games (default: the embedded\n"
+        "PostgreSQL, as olympus serve starts it; a game moves after its grace period, 600 s)",
+    )
+    p.add_argument(
         "--keep",
         action="store_true",
         help="keep the run's directory (the server's log, its Redis' data, a --callgrind\n"
@@ -289,6 +295,8 @@ class Server:
         command += ["--host", "127.0.0.1"]
         if not self.args.bot_rooms:
             command.append("--no-bots")
+        if self.args.no_archive:
+            command.append("--no-archive")
         command += ["--workers", str(self.args.workers_server)]
         command += ["--port", str(self.port), "--data-dir", str(self.work / "data")]
         if redis_url:

@@ -64,8 +64,16 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
     ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
     (
         "archive_bench.py",
-        ["--games", "6", "--distinct", "2", "--grace", "0.2", "--sample-every", "2"],
-        {"used_memory_growth_without", "used_memory_growth_with", "archive_bytes_per_game"},
+        [
+            *("--games", "6", "--distinct", "2", "--grace", "0.2", "--sample-every", "2"),
+            *("--drain", "4"),
+        ],
+        {
+            "used_memory_growth_without",
+            "used_memory_growth_with",
+            "archive_bytes_per_game",
+            "archiving_cpu_ms_per_game",
+        },
     ),
     ("ws_floor_bench.py", ["--rooms", "2", "--seconds", "1", "--warmup", "0.5"], None),
 ]

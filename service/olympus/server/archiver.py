@@ -206,11 +206,12 @@ class Archiver:
                 await self._done(room_id)
                 return False
             game = ArchivedGame(room_id, epoch, meta, seats, log_bytes, summary)
-            held = await self.archive.put(game)
+            held = await self.archive.put(game)  # raises unless it keeps this very log
             self._step("copied", room_id)
-        offered = ArchivedHead(len(log_bytes), chain_head(log_bytes))
-        if held != offered:
-            raise ArchiveConflict(room_id, held, offered)
+        else:  # kept by an earlier pass: the same log?
+            offered = ArchivedHead(len(log_bytes), chain_head(log_bytes))
+            if held != offered:
+                raise ArchiveConflict(room_id, held, offered)
         dropped = await events.delete_room(room_id)
         self._step("dropped", room_id)
         await self._done(room_id)
