@@ -12,8 +12,10 @@ in the same process, as every service process runs it). Both on an embedded Redi
 embedded PostgreSQL in a temporary directory, as ``make serve`` starts them.
 
 Reported: Redis ``used_memory`` every ``--sample-every`` games of each run (each run starts on
-an empty Redis); how flat it stays with the archive (``flat_ratio``: the largest sample over
-the smallest, of those past the run's first quarter and twice the grace period); the archive's
+an empty Redis); how flat it stays with the archive, once settled (past the run's first quarter
+and twice the grace period): ``flat_ratio``, the median sample of the run's last quarter over
+that of its second (its growth), and ``spread_ratio``, the largest settled sample over the
+smallest (a late pass leaves a few more games waiting for a moment); the archive's
 rows and bytes per game (the packed logs, and the tables with their indexes and TOAST); what
 archiving costs, timed apart (``--drain`` games written, then moved by the archiver's passes
 alone: its CPU per game, ``archiving_cpu_ms_per_game``, and ``archiving_games_per_s``); and
@@ -31,6 +33,7 @@ import asyncio
 import json
 import random
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -158,11 +161,13 @@ async def run(
         drained = await used_memory(client)
     if mover is not None:
         mover.cancel()
-    settled = [  # past the first quarter of the run and twice the grace period
-        s["used_memory"]
-        for s in samples
-        if s["games"] >= args.games / 4 and s["seconds"] >= args.grace * 2
+    # Settled: past the first quarter of the run and twice the grace period.
+    settled = [
+        s for s in samples if s["games"] >= args.games / 4 and s["seconds"] >= args.grace * 2
     ]
+    memory = [s["used_memory"] for s in settled]
+    second = [s["used_memory"] for s in settled if s["games"] <= args.games / 2]
+    last = [s["used_memory"] for s in settled if s["games"] > args.games * 3 / 4]
     result: dict[str, Any] = {
         "games": done,
         "seconds": round(time.monotonic() - start, 1),
@@ -171,7 +176,13 @@ async def run(
         "final_used_memory": samples[-1]["used_memory"] if samples else baseline,
         "drained_used_memory": drained,
         "games_per_s": round(done / (time.monotonic() - start), 1),
-        "flat_ratio": round(max(settled) / min(settled), 3) if settled else None,
+        # growth over the run: the last quarter's median over the second quarter's
+        "flat_ratio": (
+            round(statistics.median(last) / statistics.median(second), 3)
+            if second and last
+            else None
+        ),
+        "spread_ratio": round(max(memory) / min(memory), 3) if memory else None,
         "append_us": round(sum(timings) / len(timings) * 1e6, 1),
         "appends_per_game": round(len(timings) / max(1, done), 1),
     }
@@ -253,6 +264,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
         "used_memory_drained_with": with_archive["drained_used_memory"],
         "rate_with": with_archive["games_per_s"],
         "flat_ratio": with_archive["flat_ratio"],
+        "spread_ratio": with_archive["spread_ratio"],
         "archive_games": size["games"],
         "archive_rows_per_game": round((size["games"] + size["player_rows"]) / games_kept, 2),
         "archive_log_bytes_per_game": round(size["log_bytes"] / games_kept, 1),

@@ -206,7 +206,7 @@ class Archiver:
                 await self._done(room_id)
                 return False
             game = ArchivedGame(room_id, epoch, meta, seats, log_bytes, summary)
-            held = await self.archive.put(game)  # raises unless it keeps this very log
+            await self.archive.put(game)  # raises unless it keeps this very log
             self._step("copied", room_id)
         else:  # kept by an earlier pass: the same log?
             offered = ArchivedHead(len(log_bytes), chain_head(log_bytes))
