@@ -1,0 +1,48 @@
+"""Glicko-2 (olympus/ratings/glicko2.py) against the worked example of Glickman's paper, and
+the properties a rating must have."""
+
+from __future__ import annotations
+
+import pytest
+
+from olympus.ratings import DEFAULT, Outcome, Rating, rate
+
+
+def test_glickmans_worked_example() -> None:
+    """The paper's player (1500, RD 200, σ 0.06, τ 0.5) beats a 1400 (RD 30), loses to a 1550
+    (RD 100) and to a 1700 (RD 300): 1464.06, RD 151.52, σ 0.05999."""
+    player = Rating(1500, 200, 0.06)
+    games = [
+        Outcome(Rating(1400, 30), 1),
+        Outcome(Rating(1550, 100), 0),
+        Outcome(Rating(1700, 300), 0),
+    ]
+    after = rate(player, games, tau=0.5)
+    assert after.r == pytest.approx(1464.06, abs=0.01)
+    assert after.rd == pytest.approx(151.52, abs=0.01)
+    assert after.sigma == pytest.approx(0.05999, abs=0.00001)
+
+
+def test_a_period_without_games_widens_the_deviation_only() -> None:
+    player = Rating(1620, 80, 0.06)
+    after = rate(player, [])
+    assert after.r == player.r and after.sigma == player.sigma
+    assert after.rd == pytest.approx((80**2 + (0.06 * 173.7178) ** 2) ** 0.5)
+
+
+def test_a_win_raises_a_loss_lowers_and_a_draw_between_equals_keeps() -> None:
+    me, them = Rating(1500, 120), Rating(1500, 120)
+    assert rate(me, [Outcome(them, 1)]).r > 1500 > rate(me, [Outcome(them, 0)]).r
+    assert rate(me, [Outcome(them, 0.5)]).r == pytest.approx(1500)
+    # A game narrows the deviation; an upset moves the rating more than the expected result.
+    assert rate(DEFAULT, [Outcome(them, 1)]).rd < DEFAULT.rd
+    strong = Rating(1900, 60)
+    upset = rate(me, [Outcome(strong, 1)]).r - 1500
+    expected = rate(Rating(1900, 120), [Outcome(me, 1)]).r - 1900
+    assert upset > expected > 0
+
+
+@pytest.mark.parametrize("score", [-0.1, 1.5])
+def test_a_score_is_a_result(score: float) -> None:
+    with pytest.raises(ValueError, match="score"):
+        rate(DEFAULT, [Outcome(DEFAULT, score)])
