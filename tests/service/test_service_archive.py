@@ -129,6 +129,13 @@ async def test_a_finished_game_moves_after_its_grace_and_reads_the_same(
     second = start_server(**_overrides(archived))  # holds nothing: reads the archive
     assert await every_read(second, game) == before
     assert await every_read(first, game) == before  # the process that held it live
+    async with httpx.AsyncClient(base_url=second.url, timeout=TIMEOUT) as http:
+        for action in ("rematch", "revoke"):  # it changes no more, and nothing is made live
+            auth = {"authorization": f"Bearer {game.tokens[Faction.OLYMPIANS]}"}
+            answer = await http.post(f"/rooms/{game.room}/{action}", headers=auth)
+            assert (answer.status_code, answer.json()["code"]) == (409, "archived")
+    assert await live_keys(store, game.room) == []
+    assert await every_read(second, game) == before
     kept = await archive.get(game.room)
     assert kept is not None and kept.summary.result == json.loads(before["log"])["result"]
     names = {seat: name or None for seat, name in kept.summary.players.items()}

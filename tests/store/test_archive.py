@@ -22,6 +22,7 @@ from olympus.store import (
     Backend,
     EmbeddedPostgres,
     GameSummary,
+    RoomArchived,
     RoomNotFound,
     StoreConfig,
     StoreUnavailable,
@@ -226,6 +227,13 @@ async def test_a_room_reads_the_same_before_and_after_it_moves(tiered: Backend) 
     after = await reads(tiered, room)
     assert after == before
     assert await tiered.rooms.set_room_status(room, "finished") == "finished"
+    # Its seats change no more, and no seats of a room are made in the live store for it.
+    assert await tiered.seats.set_once(room, "name:olympians", "Zed") == "Ann"
+    with pytest.raises(RoomArchived):
+        await tiered.seats.set_once(room, "rematch", "r-next")
+    with pytest.raises(RoomArchived):
+        await tiered.seats.bump(room, "olympians")
+    assert await reads(tiered, room) == before
     with pytest.raises(RoomNotFound):
         await tiered.events.epoch("never")
     assert await tiered.seats.fields("never") == {}

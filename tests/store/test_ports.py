@@ -185,7 +185,8 @@ async def test_set_once_keeps_the_first_value(seats: RoomSeats, room_id: str) ->
     assert await seats.set_once(room_id, "rematch", "room-b") == "room-a"
     assert await seats.set_once(room_id, "rematch", "room-a") == "room-a"  # sent again
     assert await seats.field(room_id, "rematch") == "room-a"
-    assert await seats.set_once(f"{room_id}-2", "rematch", "room-c") == "room-c"
+    assert await seats.set_once(f"{room_id}-2", "rematch", "room-c") is None  # no seats
+    assert await seats.fields(f"{room_id}-2") == {}
 
 
 async def test_bump_counts_from_what_the_field_holds(seats: RoomSeats, room_id: str) -> None:
@@ -194,6 +195,9 @@ async def test_bump_counts_from_what_the_field_holds(seats: RoomSeats, room_id: 
     assert await seats.bump(room_id, "olympians") == 3
     assert await seats.bump(room_id, "chthonians") == 1  # unset: from 0
     assert await seats.fields(room_id) == {"olympians": "3", "chthonians": "1"}
+    with pytest.raises(RoomNotFound):  # no seats: none are made
+        await seats.bump(f"{room_id}-2", "olympians")
+    assert await seats.fields(f"{room_id}-2") == {}
 
 
 async def test_note_moved_sets_each_rooms_time(seats: RoomSeats, room_id: str) -> None:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
 from olympus.rules.observation import view
-from olympus.store import EventsTrimmed, RoomNotFound, StoreUnavailable
+from olympus.store import EventsTrimmed, RoomArchived, RoomNotFound, StoreUnavailable
 
 from . import tokens
 from .computer import (
@@ -70,6 +70,8 @@ def _handles_errors(handler: Handler) -> Handler:
             return _error(404, "room_not_found", "There is no such room.")
         except EventsTrimmed:  # a room restored from a snapshot, its log trimmed by someone
             return _error(503, "log_unavailable", "The room's whole log cannot be read now.")
+        except RoomArchived:
+            return _error(409, "archived", "This game is archived: it can be read, not changed.")
         except StoreUnavailable:  # e.g. an archived game while the archive is down
             sentence = "The game store cannot be reached now; try again shortly."
             return _error(503, "unavailable", sentence, {"retry-after": "5"})

@@ -178,7 +178,9 @@ class Lobby:
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
             await self._open(request, seats, "live", fresh, challenge=False, rematch_of=claim.room)
-        if room is None or not await self.store.room_exists(room):
+        if room is None:  # the room was deleted meanwhile
+            raise LobbyError(404, "room_not_found", "There is no such room.")
+        if not await self.store.room_exists(room):
             raise LobbyError(409, "rematch_pending", "The rematch is being set up: ask again.")
         return Seated(room, await self.store.epoch(room), seat, self._token(room, seat, 1), True)
 

@@ -332,14 +332,16 @@ class MemoryRoomSeats(_Port, RoomSeats):
             return self._storage.seats.get(room_id, {}).get(name)
 
     async def set_once(self, room_id: str, name: str, value: str) -> str | None:
-        """Never None here: the check and the write are one step."""
         with self._locked(room_id):
-            return self._fields(room_id).setdefault(name, value)
+            seats = self._storage.seats.get(room_id)
+            return None if seats is None else seats.setdefault(name, value)
 
     async def bump(self, room_id: str, name: str) -> int:
         """``ValueError`` if ``name`` holds no integer (nothing changes)."""
         with self._locked(room_id):
-            seats = self._fields(room_id)
+            seats = self._storage.seats.get(room_id)
+            if seats is None:
+                raise RoomNotFound(room_id)
             total = int(seats.get(name, "0")) + 1
             seats[name] = str(total)
             return total

@@ -189,12 +189,13 @@ class RoomSeats(Protocol):
 
     async def set_once(self, room_id: str, name: str, value: str) -> str | None:
         """Set ``name`` to ``value`` unless it is set; return what it holds then (``value``
-        when this call, or an earlier sending of it, set it). None: the seats were dropped
-        meanwhile."""
+        when this call, or an earlier sending of it, set it). None: the room has no seats
+        (deleted; ``RoomArchived`` instead for a backend's archived room)."""
         ...
 
     async def bump(self, room_id: str, name: str) -> int:
-        """Add 1 to the number in ``name`` (0 when unset); return the sum."""
+        """Add 1 to the number in ``name`` (0 when unset); return the sum. ``RoomNotFound``
+        for a room without seats (``RoomArchived`` for a backend's archived room)."""
         ...
 
     async def note_moved(self, times: Mapping[str, int]) -> None:

@@ -79,6 +79,14 @@ class RoomNotFound(EventStoreError):
         self.room_id = room_id
 
 
+class RoomArchived(EventStoreError):
+    """The room's game is in the archive: it is read as it was, and changes no more."""
+
+    def __init__(self, room_id: str) -> None:
+        super().__init__(f"room {room_id!r} is archived: read only")
+        self.room_id = room_id
+
+
 class RoomExists(EventStoreError):
     def __init__(self, room_id: str) -> None:
         super().__init__(f"room {room_id!r} already exists")

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from .event_store import EventStore
 from .ports import Join, JoinOutcome, RoomRecord
-from .records import text
+from .records import RoomNotFound, text
 from .redis_errors import translated
 
 # KEYS: seats hash, the log's meta. ARGV: side ('' = any free seat), challenge ('1'/'0'), the
@@ -56,6 +56,17 @@ def _fields(raw: Mapping[bytes, bytes] | list[bytes]) -> dict[str, str]:
     return {text(k): text(v) for k, v in zip(raw[::2], raw[1::2], strict=True)}
 
 
+# Only on seats that exist: a room deleted, or moved to the archive, gets no new hash (as
+# EVAL: Redis keeps a script after its first sending; these are rare, a rematch, a revoke).
+_LUA_SET_ONCE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return redis.call('HGET', KEYS[1], ARGV[1])
+"""
+_LUA_BUMP = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return false end
+return redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+"""
 _LUA_MOVED = """
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('HSET', KEYS[1], 'moved_ms', ARGV[1]) end
 """
@@ -98,16 +109,15 @@ class RedisSeats:
 
     async def set_once(self, room_id: str, name: str, value: str) -> str | None:
         key = self.key(room_id)
-        if await self.store.call(key, "HSETNX", key, name, value):
-            return value
-        # None: the seats were dropped since. Our own value: the HSETNX was sent again after
-        # a lost reply and found its first sending's write.
-        held = await self.store.call(key, "HGET", key, name)
+        held = await self.store.call(key, "EVAL", _LUA_SET_ONCE, 1, key, name, value)
         return None if held is None else text(held)
 
     async def bump(self, room_id: str, name: str) -> int:
         key = self.key(room_id)
-        return int(await self.store.call(key, "HINCRBY", key, name, 1))
+        total = await self.store.call(key, "EVAL", _LUA_BUMP, 1, key, name)
+        if total is None:
+            raise RoomNotFound(room_id)
+        return int(total)
 
     async def note_moved(self, times: Mapping[str, int]) -> None:
         """As EVALs in one batch (Redis keeps the script after the first): a room whose seats

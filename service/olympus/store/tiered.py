@@ -33,6 +33,7 @@ from .ports import (
     SharedKeys,
 )
 from .records import (
+    RoomArchived,
     RoomLoad,
     RoomNotFound,
     StoredEvent,
@@ -204,10 +205,22 @@ class TieredSeats:
         return game.seats.get(name) if game is not None else None
 
     async def set_once(self, room_id: str, name: str, value: str) -> str | None:
-        return await self.live.set_once(room_id, name, value)
+        """Of an archived room: what it held (a rematch made before it moved), else
+        ``RoomArchived``."""
+        held = await self.live.set_once(room_id, name, value)
+        if held is None and (game := await self.archived.game(room_id)) is not None:
+            held = game.seats.get(name)
+            if held is None:
+                raise RoomArchived(room_id)
+        return held
 
     async def bump(self, room_id: str, name: str) -> int:
-        return await self.live.bump(room_id, name)
+        try:
+            return await self.live.bump(room_id, name)
+        except RoomNotFound:
+            if await self.archived.game(room_id) is not None:
+                raise RoomArchived(room_id) from None
+            raise
 
     async def note_moved(self, times: Mapping[str, int]) -> None:
         await self.live.note_moved(times)
