@@ -26,7 +26,7 @@ function fromLegal(screen, key) {
 
 export function renderCombatPanel(screen) {
   const m = screen.model;
-  if (!m) return "";
+  if (!m || m.phase === "over") return ""; // the game's end closes the panel: the log keeps it
   let mode = null;
   if (m.combat) mode = "combat";
   else if (m.pending) mode = "choice";
@@ -158,7 +158,8 @@ function commitSection(screen) {
   }
   if (!actions.length) {
     if (screen.inflight) return h("p", { class: "waiting" }, "Sending your commitment…");
-    return h("p", { id: "combat-opponent-first", class: "waiting", role: "status" }, "Your opponent commits first this round (Open Combat or Athena); you will see their choice. Waiting…");
+    if (fromLegal(screen, "waiting") !== "opponent_commits_first") return h("p", { class: "waiting", role: "status" }, "Waiting…");
+    return h("p", { id: "combat-opponent-first", class: "waiting", role: "status" }, `Your opponent commits first this round (${firstReasons(m, seat).join(", ")}); you will see their choice. Waiting…`);
   }
   const allowed = new Set(actions.map((a) => a.command.maneuver));
   const limit = Math.max(...actions.map((a) => a.command.energy));
@@ -248,6 +249,17 @@ function commitSection(screen) {
   );
   update();
   return form;
+}
+
+/**
+ * Why the opponent commits first this round, named from public facts (R8, as the rules'
+ * `first_to_commit`): Open Combat, and in round 1 the seat's own Athena, who sees it.
+ */
+function firstReasons(m, seat) {
+  const reasons = [];
+  if (m.options && m.options.open_combat) reasons.push("Open Combat");
+  if (m.combat.round === 1 && unitsIn(m, m.combat.region, seat).some((u) => u.name === "Athena")) reasons.push("Athena sees it");
+  return reasons;
 }
 
 function matching(actions, ui) {

@@ -243,11 +243,22 @@ export class GameScreen {
     if (e.t === "combat_round_resolved" || e.t === "combat_round_started" || e.t === "combat_started" || e.t === "commitment_withdrawn") {
       this.ui.commit = { maneuver: null, energy: 0, reveal: false, key: null };
     }
-    if (e.t === "game_ended") this.ui.gameOverClosed = false;
+    if (e.t === "game_ended") this.endPanels();
     void before;
   }
 
+  /** The game is over: nothing may still offer a decision (a dialog, a selection, a target);
+   * the combat panel closes with the phase (combat.js), the game-over panel opens. */
+  endPanels() {
+    closeDialogs();
+    this.ui.selected.clear();
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    this.ui.gameOverClosed = false;
+  }
+
   onGameOver(msg) {
+    if (!this.model || this.model.phase !== "over") this.endPanels();
     const game = new RawGame();
     let reason = null;
     for (const e of msg.log || []) {
