@@ -744,8 +744,14 @@ export class GameScreen {
       return h(
         "div",
         { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
-        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`, this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null),
-        computer ? h("span", { class: "computer", dataset: { computer: f } }, `Computer (${computer})`) : null,
+        h(
+          "span",
+          { class: "score-name" },
+          `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`,
+          computer
+            ? [" · ", h("span", { class: "computer player-name", dataset: { computer: f, side: f } }, `Computer (${computer})`)]
+            : this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null,
+        ),
         text ? h("span", { class: "side-state", dataset: { state: state.key } }, text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
         h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
