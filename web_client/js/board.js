@@ -4,6 +4,7 @@
 
 import { s, activatable, signed } from "./dom.js";
 import { BY_NAME, FACTION_NAME, REALM_NAME } from "./data.js";
+import { boardIcon } from "./icons.js";
 
 const R = 52;
 const DX = R * 1.5;
@@ -279,7 +280,7 @@ export function renderBoard(opts) {
     const c = model.combat.region;
     svg.append(regionShape(board, c, { class: "combat-ring", fill: "none" }));
     const cc = center(board, c);
-    svg.append(s("text", { class: "combat-mark", x: cc.x + (c === 0 || c === 35 ? BASE_W / 2 - 14 : 30), y: cc.y - (c === 0 || c === 35 ? 20 : DY - 16), "text-anchor": "middle" }, "⚔"));
+    svg.append(boardIcon("combat", cc.x + (c === 0 || c === 35 ? BASE_W / 2 - 14 : 30) - 9, cc.y - (c === 0 || c === 35 ? 20 : DY - 16) - 15, 18, "combat-mark"));
   }
   if (model && model.lastMove && model.lastMove.origin !== null && model.lastMove.origin !== undefined && model.lastMove.origin !== model.lastMove.destination) {
     const a = center(board, model.lastMove.origin);
@@ -339,11 +340,13 @@ export function renderBoard(opts) {
         "data-focus-key": `dest:${region}`,
       });
       g.append(regionShape(board, region, { class: "dest-shape" }));
-      const text = `${d.attack ? "⚔ " : ""}${d.badge || costText(d)}`;
-      const bw = Math.max(34, text.length * 6.4 + 10);
+      const text = d.badge || costText(d);
+      const mark = d.attack ? 12 : 0; // the attack's crossed swords, left of the cost
+      const bw = Math.max(34, text.length * 6.4 + 10 + mark);
       const by = region === 0 || region === 35 ? c.y + BASE_H / 2 - 22 : c.y + DY - 20;
       g.append(s("rect", { class: ["dest-badge", (d.honor || 0) < 0 ? "costly" : null], x: c.x - bw / 2, y: by, width: bw, height: 15, rx: 7 }));
-      g.append(s("text", { class: "dest-text", x: c.x, y: by + 11.5, "text-anchor": "middle" }, text));
+      if (mark) g.append(boardIcon("combat", c.x - bw / 2 + 5, by + 2, 11, "dest-mark"));
+      g.append(s("text", { class: "dest-text", x: c.x + mark / 2, y: by + 11.5, "text-anchor": "middle" }, text));
       g.append(s("title", {}, d.label || `Region ${region}`));
       activatable(g, (event) => {
         event.stopPropagation();

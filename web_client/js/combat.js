@@ -12,6 +12,7 @@ import { BY_NAME, FACTION_NAME, FACTIONS, MANEUVERS, MANEUVER_NAME, PENDING_TEXT
 import { unitsIn } from "./model.js";
 import { explainRound, strengthWords } from "./text.js";
 import { costLine } from "./actions.js";
+import { icon } from "./icons.js";
 
 function combatKey(m) {
   const c = m.combat || m.lastCombat;
@@ -38,7 +39,7 @@ export function renderCombatPanel(screen) {
     return h(
       "div",
       { id: "combat", class: ["combat-panel", "minimized"], role: "region", "aria-label": title, dataset: { mode, region: String(region) } },
-      h("span", {}, `⚔ ${title}`, needsMe(screen) ? h("strong", { class: "attention" }, " — your move") : ""),
+      h("span", {}, icon("combat"), ` ${title}`, needsMe(screen) ? h("strong", { class: "attention" }, " — your move") : ""),
       h("button", { type: "button", id: "btn-combat-restore", "aria-expanded": "false", onclick: () => { screen.ui.combatMinimized = false; screen.queueRender(); } }, "Show"),
     );
   }
@@ -73,7 +74,7 @@ export function renderCombatPanel(screen) {
     h(
       "header",
       { class: "combat-header" },
-      h("h2", { id: "combat-title" }, `⚔ ${title}`),
+      h("h2", { id: "combat-title" }, icon("combat"), ` ${title}`),
       h("button", { type: "button", id: "btn-combat-minimize", class: "icon-button", "aria-label": "Minimise the combat panel (Escape)", title: "Minimise (Escape)", "aria-expanded": "true", onclick: () => { screen.ui.combatMinimized = true; screen.queueRender(); } }, "–"),
     ),
     body,
@@ -153,7 +154,7 @@ function commitSection(screen) {
       "div",
       { id: "combat-waiting", class: "waiting", role: "status" },
       h("p", {}, `Your commitment is sealed${mine ? `: ${MANEUVER_NAME[mine.maneuver]} with ${mine.energy} Energy` : ""}.`),
-      h("p", { class: "spinner" }, "Waiting for the opponent…"),
+      h("p", { class: "spinner" }, icon("waiting"), " Waiting for the opponent…"),
     );
   }
   if (!actions.length) {

@@ -21,6 +21,7 @@ import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDial
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
 import { BoardZoom } from "./zoom.js";
+import { icon } from "./icons.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -90,6 +91,8 @@ export class GameScreen {
       hermes: null,
       targeting: null,
       tab: "log",
+      logStick: true, // the log shows its newest line (the page opens there)
+      logTop: null,
       gameOverClosed: false,
       commit: { maneuver: null, energy: 0, reveal: false, key: null },
     };
@@ -585,7 +588,8 @@ export class GameScreen {
       status: h("section", { id: "status-panel", class: "panel", "aria-label": "Honor, Energy and turn" }),
       actions: h("section", { id: "action-panel", class: "panel", "aria-label": "Your actions", "aria-live": "polite" }),
       tabs: h("div", { class: "tabs", role: "tablist" }),
-      tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel" }),
+      // focusable: a scrolling region must be reachable by keyboard (its keys scroll it)
+      tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel", tabindex: 0, onscroll: () => this.onLogScroll() }),
       boardHolder: h("div", { id: "board-holder" }),
       zoom: h("div", { class: "zoom-holder" }),
       tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
@@ -686,7 +690,7 @@ export class GameScreen {
           }, "Mark which of your units the enemy can identify")
         : null,
       this.seat && mayAskNotifications()
-        ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, "🔔 Tell me when it's my move")
+        ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, [icon("bell"), " Tell me when it's my move"])
         : null,
       this.final ? h("span", { class: "tool-note" }, "Final position, everything revealed") : null,
     );
@@ -753,8 +757,8 @@ export class GameScreen {
             : this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null,
         ),
         text ? h("span", { class: "side-state", dataset: { state: state.key } }, text) : null,
-        h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
-        h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
+        h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, icon("honor"), " Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
+        h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, icon("energy"), " Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
         h("span", { class: "clock", dataset: { clockSide: f } }),
       );
     });
@@ -803,12 +807,12 @@ export class GameScreen {
     for (const el of this.els.status.querySelectorAll("[data-clock-side]")) {
       const d = m.deadlines && m.deadlines[el.dataset.clockSide];
       if (!d || !d.due || m.phase === "over") {
-        el.textContent = "";
+        replace(el, "");
         continue;
       }
       const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
       const clock = left >= 3600 ? duration(left) : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-      el.textContent = `⏱ ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
+      replace(el, icon("clock"), ` ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`);
       el.classList.toggle("urgent", left < 15);
     }
   }
@@ -925,6 +929,20 @@ export class GameScreen {
       ["characters", "Characters"],
       ["honor", "Honor table"],
     ];
+    const open = (id) => {
+      this.ui.tab = id;
+      if (id === "log") this.ui.logStick = true; // the log opens at its newest line
+    };
+    // a tab list: one stop for Tab (the chosen tab, then its panel), the arrows choose a tab
+    const onkeydown = (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      const at = tabs.findIndex(([id]) => id === this.ui.tab);
+      open(tabs[(at + step + tabs.length) % tabs.length][0]);
+      this.render();
+      document.getElementById(`tab-${this.ui.tab}`).focus();
+    };
     replace(
       this.els.tabs,
       tabs.map(([id, label]) =>
@@ -932,26 +950,45 @@ export class GameScreen {
           type: "button",
           role: "tab",
           id: `tab-${id}`,
+          tabindex: this.ui.tab === id ? 0 : -1,
           "aria-selected": this.ui.tab === id ? "true" : "false",
           "aria-controls": "tab-panel",
           class: "tab",
+          onkeydown,
           onclick: () => {
-            this.ui.tab = id;
+            open(id);
             this.queueRender();
           },
         }, label),
       ),
     );
     const panel = this.els.tab;
-    const atBottom = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 30;
+    panel.setAttribute("aria-labelledby", `tab-${this.ui.tab}`);
+    const kept = panel.scrollTop;
+    const wasLog = panel.dataset.tab === "log";
+    panel.dataset.tab = this.ui.tab;
     if (this.ui.tab === "log") {
       replace(panel, h("ol", { class: "log", id: "event-log", "aria-label": "Event log" }, this.log.slice(-400).map((l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text))));
-      if (atBottom || this.ui.logStick !== false) panel.scrollTop = panel.scrollHeight;
+      // the newest line, unless the reader scrolled back in this log (then it stays put)
+      if (this.ui.logStick || !wasLog) {
+        this.ui.logStick = true;
+        panel.scrollTop = panel.scrollHeight;
+      } else panel.scrollTop = kept;
+      this.ui.logTop = panel.scrollTop;
     } else if (this.ui.tab === "characters") {
       replace(panel, renderCharacters(this));
     } else {
       replace(panel, renderHonorTable());
     }
+  }
+
+  /** The reader scrolled the log: it follows the newest line again once scrolled to the end.
+   * (A scroll to where the drawing put it is the drawing's own, not the reader's.) */
+  onLogScroll() {
+    const panel = this.els.tab;
+    if (this.ui.tab !== "log" || panel.scrollTop === this.ui.logTop) return;
+    this.ui.logTop = null;
+    this.ui.logStick = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 4;
   }
 
   /** The game-over panel's rematch offer: same options, sides swapped (api.md, "Rematch"). */

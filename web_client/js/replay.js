@@ -8,6 +8,7 @@ import { renderBoard } from "./board.js";
 import { FACTION_NAME, FACTIONS, END_REASON } from "./data.js";
 import { setWhere } from "./ui.js";
 import { BoardZoom } from "./zoom.js";
+import { icon } from "./icons.js";
 
 export class ReplayScreen {
   constructor(root, { board, room }) {
@@ -55,7 +56,7 @@ export class ReplayScreen {
       slider: h("input", { type: "range", id: "replay-slider", min: 0, max: this.steps.length - 1, value: 0, "aria-label": "Step" }),
       status: h("div", { class: "panel", id: "status-panel" }),
       log: h("ol", { class: "log replay-log", id: "replay-log" }),
-      play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ▶"),
+      play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ", icon("play")),
     };
     this.zoom = new BoardZoom(this.els.board);
     this.zoom.onChange = () => replace(this.els.zoom, this.zoom.controls());
@@ -104,10 +105,10 @@ export class ReplayScreen {
     if (this.timer) {
       clearInterval(this.timer);
       this.timer = null;
-      this.els.play.textContent = "Play ▶";
+      replace(this.els.play, "Play ", icon("play"));
       return;
     }
-    this.els.play.textContent = "Pause ❚❚";
+    replace(this.els.play, "Pause ", icon("pause"));
     this.timer = setInterval(() => {
       if (this.index >= this.steps.length - 1) this.toggle();
       else this.go(this.index + 1);
