@@ -610,8 +610,10 @@ export class GameScreen {
           h(
             "div",
             { class: "side-columns" },
+            // whose turn it is and both sides' stocks first: no panel pushes them out of view
+            this.els.status,
             this.els.combat,
-            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.actions),
+            h("div", { class: "side-main" }, this.els.tools, this.els.actions),
             h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
           ),
         ),
