@@ -189,11 +189,12 @@ def test_a_moves_key_packs_each_field_apart() -> None:
 
 
 def test_listed_moves_cost_what_execute_charges() -> None:
-    """A listed move's Honor (R4) and Styx Energy (R5) are those of the events of executing
-    it: each of Hermes' paths of one further step (R3), judged without being executed, and
-    every move of a sample of positions, judged with what a group's destinations share (its
-    Honor table, the ferrymen revealed before: ``Movers``). Crossings paid for and crossings
-    made free by a ferryman both among them."""
+    """A listed move's Honor (R4, and the movers' powers: the sneak attack) and Energy (R5's
+    Styx, and the powers: the sneak attack, Demeter's drain, Poseidon's crossing) are those of
+    the events of executing it: each of Hermes' paths of one further step (R3), judged
+    without being executed, and every move of a sample of positions, judged with what a
+    group's destinations share (its Honor table, the ferrymen revealed before: ``Movers``).
+    Crossings paid for and crossings made free by a ferryman both among them."""
     walks = paid = ferried = 0
     for n, state in enumerate(positions()):
         for action in legal_actions(state, state.turn):
@@ -206,9 +207,7 @@ def test_listed_moves_cost_what_execute_charges() -> None:
                 e.delta for e in events if isinstance(e, ev.HonorChanged) and e.faction is side
             )
             energy = -sum(
-                e.delta
-                for e in events
-                if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
+                e.delta for e in events if isinstance(e, ev.EnergyChanged) and e.faction is side
             )
             assert (action.honor, action.energy) == (honor, energy), (action, events)
             walks += bool(command.steps)

@@ -80,8 +80,9 @@ export function describeVariant(a, model) {
     else bits.push(`Reveal ${r}`);
   }
   if (c.use_power) {
-    if (c.units[0] === "Demeter") bits.push("Use Demeter's drain (take up to 3 Chthonian Energy; reveals her)");
-    else if (c.units[0] === "Erinyes") bits.push("Sneak attack (2 Energy, 1 Honor: one Olympian dies without a combat, unless Hephaestus is there)");
+    // what it costs or gains is the action's own figures (the cost column), never restated here
+    if (c.units[0] === "Demeter") bits.push("Use Demeter's drain (the Chthonians' Energy comes to you; reveals her)");
+    else if (c.units[0] === "Erinyes") bits.push("Sneak attack (one Olympian dies without a combat, unless Hephaestus is there; reveals them)");
     else bits.push(`Use ${c.units[0]}'s power`);
   }
   if (c.steps && c.steps.length) bits.push(`then on to ${c.steps.join(" → ")}`);

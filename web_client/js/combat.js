@@ -175,12 +175,14 @@ function commitSection(screen) {
     ui.reveal = false;
   }
   const costEl = h("p", { id: "commit-cost", class: "cost", "aria-live": "polite" });
+  const helpEl = h("span", { id: "energy-help", class: "hint" });
   const strength = fromLegal(screen, "strength");
   const powerEl = h("p", { id: "commit-power", class: "commit-power", "aria-live": "polite" });
   const update = () => {
     const a = matching(actions, ui);
     costEl.textContent = a ? `This commitment: ${costLine(a.honor, a.energy)}.` : "Not allowed.";
     costEl.classList.toggle("costly", Boolean(a && a.honor < 0));
+    helpEl.textContent = energyHelp(actions, ui.maneuver, limit);
     const mine = strength && strength[seat];
     const total = mine && mine.powers[ui.maneuver] ? mine.powers[ui.maneuver][ui.energy] : undefined;
     const aphrodite = ui.reveal ? ` (and Aphrodite's +2 for each male Olympian once revealed)` : "";
@@ -239,7 +241,7 @@ function commitSection(screen) {
       "fieldset",
       { class: "energy" },
       h("legend", {}, "Energy"),
-      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
+      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, helpEl),
     ),
     canReveal
       ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "reveal-toggle", checked: ui.reveal, onchange: (e) => { ui.reveal = e.target.checked; update(); } }), ` Reveal ${revealName} next door: +2 to each male Olympian in the combat (the Chthonians may commit again)`)
@@ -261,6 +263,15 @@ function firstReasons(m, seat) {
   if (m.options && m.options.open_combat) reasons.push("Open Combat");
   if (m.combat.round === 1 && unitsIn(m, m.combat.region, seat).some((u) => u.name === "Athena")) reasons.push("Athena sees it");
   return reasons;
+}
+
+/** The Energy a maneuver may take, and from which amount it costs Honor, from the legal
+ * commitments' own figures ("0 to 6; from 5 on it costs 1 Honor more"). */
+function energyHelp(actions, maneuver, limit) {
+  const plain = actions.filter((a) => a.command.maneuver === maneuver && !(a.command.reveal && a.command.reveal.length));
+  const base = plain.find((a) => a.command.energy === 0);
+  const dearer = base ? plain.filter((a) => a.honor < base.honor).sort((x, y) => x.command.energy - y.command.energy)[0] : null;
+  return dearer ? `0 to ${limit}; from ${dearer.command.energy} on it costs ${base.honor - dearer.honor} Honor more` : `0 to ${limit}`;
 }
 
 function matching(actions, ui) {

@@ -29,15 +29,15 @@ const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
 const RESEND_MS = 500;
 
 /**
- * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
- * and whether it loses the game (the side's Honor at 0 or below, R4). `body` is "" when it
- * costs nothing.
+ * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"; an
+ * Energy gain too, "Energy 10 → 13", as the action's figures say), and whether it loses the game
+ * (the side's Honor at 0 or below, R4). `body` is "" when it costs nothing.
  */
 export function costWords(m, seat, honor, energy) {
   const lines = [];
   const after = m.honor[seat] + honor;
   if (honor < 0) lines.push(`Honor ${m.honor[seat]} → ${after}`);
-  if (energy > 0) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
+  if (energy) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
   const loses = honor < 0 && after <= 0;
   const body = lines.length ? `${lines.join(", ")}.${loses ? ` Your Honor falls to ${after}: you will lose the game.` : ""}` : "";
   return { body, loses };
@@ -532,9 +532,9 @@ export class GameScreen {
   async liturgy() {
     const a = this.myTurnActions.find((x) => x.command.type === "liturgy");
     if (!a) return;
-    const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
+    const { body, loses } = costWords(this.model, this.seat, a.honor, a.energy);
     const dangers = this.enemyWins(a);
-    const ok = await confirmWarned(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers, {
+    const ok = await confirmWarned(`It takes your whole turn. ${body}`, dangers, {
       loses,
       title: "Perform a Liturgy?",
       ok: "Perform the Liturgy",
@@ -901,11 +901,12 @@ export class GameScreen {
     }
     const buttons = [];
     const lit = turn.find((a) => a.command.type === "liturgy");
-    if (lit) buttons.push(h("button", { type: "button", id: "btn-liturgy", onclick: () => this.liturgy() }, `Liturgy (Energy +6, Honor ${signed(lit.honor)})`));
+    if (lit) buttons.push(h("button", { type: "button", id: "btn-liturgy", onclick: () => this.liturgy() }, `Liturgy (Energy ${signed(-lit.energy)}, Honor ${signed(lit.honor)})`));
     if (turn.some((a) => a.command.type === "pass")) buttons.push(h("button", { type: "button", id: "btn-pass", onclick: () => this.pass() }, "Pass"));
     const bolts = turn.filter((a) => a.command.type === "thunderbolt");
     if (bolts.length) buttons.push(h("button", { type: "button", id: "btn-thunderbolt", onclick: () => { this.ui.selected.clear(); this.ui.targeting = "thunderbolt"; this.queueRender(); } }, `Thunderbolt (Energy −${bolts[0].energy}, Honor ${signed(bolts[0].honor)})`));
-    if (turn.some((a) => a.command.type === "recall")) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, "Recall a fallen comrade (Energy −10)"));
+    const recalls = turn.filter((a) => a.command.type === "recall");
+    if (recalls.length) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, `Recall a fallen comrade (${costLine(recalls[0].honor, recalls[0].energy)})`));
     parts.push(h("div", { class: "button-row", role: "group", "aria-label": "Other actions" }, buttons));
     replace(el, ...parts);
   }

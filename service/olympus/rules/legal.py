@@ -110,7 +110,7 @@ _FLIERS: Final = frozenset(c.name for c in CHARACTERS if c.flier)
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "group_key", "movers", "users", "walks")
+    __slots__ = ("chargers", "fly", "group_key", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
         # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
@@ -120,6 +120,8 @@ class _Group:
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         powers = self.movers.powers
         self.users = powers.uses_power_on_move
+        # the movers whose power changes their side's Honor or Energy as they move (listed)
+        self.chargers = powers_of(units, "move_charges")
         self.walks = not fly and len(units) == 1 and bool(powers.takes_extra_steps)
 
     @property
@@ -160,7 +162,11 @@ def _destination_moves(
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, Refusal):
             continue
-        listing.move(variant, group.group_key, reveal, (), plan.honor, plan.energy)
+        honor, energy = plan.honor, plan.energy
+        for power in group.chargers:  # what the movers' powers charge, as they charge it
+            power_honor, power_energy = power.move_charges(state, variant)
+            honor, energy = honor + power_honor, energy - power_energy
+        listing.move(variant, group.group_key, reveal, (), honor, energy)
         if group.walks and not state.occupied(to):
             _extra_steps(listing, state, plan, group.group_key, reveal)
 
