@@ -332,24 +332,43 @@ function choiceSection(screen) {
         if (c.type === "remove_unit") label = `Remove ${c.unit} (${BY_NAME[c.unit].strength})`;
         else if (c.type === "retreat") label = `Retreat to region ${c.region}${a.honor ? ` (Honor ${signed(a.honor)})` : ""}`;
         else label = p.kind === "leave_or_strike" ? "Stay and strike" : "Stay";
-        const follows = c.type === "remove_unit" && outcomes && c.unit in outcomes ? followsWords(outcomes[c.unit], screen.seat) : null;
+        const outcome = c.type === "remove_unit" && outcomes && c.unit in outcomes ? outcomes[c.unit] : null;
+        const follows = outcome ? followsWords(outcome, c.unit, screen.seat, Boolean(m.combat)) : null;
         const id = `follows-${c.type}-${c.unit || c.region || "stay"}`;
         return h(
           "div",
           { class: "choice-item" },
           h("button", { type: "button", class: ["choice", `choice-${c.type}`], "data-focus-key": `choice:${c.type}:${c.unit || c.region || ""}`, "aria-describedby": follows ? id : null, dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label),
-          follows ? h("span", { class: "choice-follows", id }, follows) : null,
+          follows ? h("span", { class: ["choice-follows", outcome.result ? "ends-game" : null], id, dataset: { eliminated: outcome.eliminated.join(","), result: outcome.result || "" } }, follows) : null,
         );
       }),
     ),
   );
 }
 
-/** What follows a removal, from the rules' `after_removal` (both sides' strengths next round). */
-function followsWords(after, seat) {
-  if (!after) return "Then the combat ends.";
+/**
+ * What follows a removal, from the rules' own outcome of it (`after_removal`, protocol.md): the
+ * other units it eliminates (Thanatos takes his region with him), the leader who follows a
+ * fallen one, the game's end, and else both sides' strengths in the next round or the combat's
+ * end.
+ */
+function followsWords(outcome, unit, seat, inCombat) {
+  const words = [];
+  const others = outcome.eliminated.filter((u) => u !== unit);
+  if (others.length) words.push(`Removing ${unit} also eliminates ${others.join(", ")}.`);
+  if ("leader" in outcome) words.push(outcome.leader ? `${outcome.leader} leads your side now.` : "Your side has no leader left.");
+  if (outcome.result) {
+    words.push(outcome.result === "draw" ? "The game ends in a draw." : outcome.result === seat ? "You win the game." : "You lose the game.");
+    return words.join(" ");
+  }
+  const after = outcome.strength;
+  if (!after) {
+    words.push(inCombat ? "Then the combat ends." : "Nothing else follows.");
+    return words.join(" ");
+  }
   const mine = after[seat];
   const enemy = after[enemyOf(seat)];
   const factor = mine.energy_factor !== 1 ? ` — ${mine.factor_powers.join(", ")}: your Energy counts × ${mine.energy_factor}` : "";
-  return `Then: your strength ${strengthWords(mine)}${factor}; theirs ${enemy.base}.`;
+  words.push(`Then: your strength ${strengthWords(mine)}${factor}; theirs ${enemy.base}.`);
+  return words.join(" ");
 }
