@@ -65,7 +65,10 @@ def _manual_setup(page, rng: random.Random) -> None:
     # the last one by drag and drop from the list onto a free region
     last = picks[-1]
     page.wait_for_selector("#setup-count:has-text('Picked 8/9 · placed 8/9')")
-    source = _box(page, f"li.setup-unit[data-unit='{last}'] button.setup-select")
+    # the list may be longer than the side panel: its button in view (the board stays put)
+    button = f"li.setup-unit[data-unit='{last}'] button.setup-select"
+    page.locator(button).scroll_into_view_if_needed()
+    source = _box(page, button)
     placeable = {el.get_attribute("data-region") for el in page.locator(".region.placeable").all()}
     taken = {el.get_attribute("data-region") for el in page.locator("g.unit").all()}
     free = sorted(placeable - taken)

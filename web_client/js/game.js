@@ -22,6 +22,7 @@ import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
 import { BoardZoom } from "./zoom.js";
 import { icon } from "./icons.js";
+import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -594,6 +595,7 @@ export class GameScreen {
       zoom: h("div", { class: "zoom-holder" }),
       tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
       combat: h("div", { id: "combat-holder" }),
+      guide: h("div", { id: "guide-holder" }),
       overlay: h("div", { id: "overlay-holder" }),
     };
     this.zoom = new BoardZoom(this.els.boardHolder);
@@ -613,7 +615,7 @@ export class GameScreen {
             // whose turn it is and both sides' stocks first: no panel pushes them out of view
             this.els.status,
             this.els.combat,
-            h("div", { class: "side-main" }, this.els.tools, this.els.actions),
+            h("div", { class: "side-main" }, this.els.guide, this.els.tools, this.els.actions),
             h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
           ),
         ),
@@ -666,6 +668,14 @@ export class GameScreen {
     this.renderTabs();
     replace(this.els.combat, m && m.phase !== "setup" ? renderCombatPanel(this) : "");
     this.renderOverlay();
+    replace(this.els.guide, renderGuide(this, () => {
+      setGuide(false);
+      this.queueRender();
+    }));
+    markGuideTarget(game, this);
+    // what scrolls into view (a focused field, a list's button) stops below the sticky status
+    const side = game.querySelector("aside.side");
+    if (side) side.style.scrollPaddingTop = `${this.els.status.offsetHeight + 8}px`;
     restoreFocus(key);
     if (this.ui.focusDest) {
       this.ui.focusDest = false;
@@ -694,6 +704,13 @@ export class GameScreen {
       this.seat && mayAskNotifications()
         ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, [icon("bell"), " Tell me when it's my move"])
         : null,
+      this.seat
+        ? toggle("toggle-guide", "Guide", guideOn(), () => {
+            setGuide(!guideOn());
+            this.queueRender();
+          }, "The first-game guide: the next thing to do, during the setup and the first turns")
+        : null,
+      h("a", { class: "button toggle", id: "link-rules-game", href: "#/rules", target: "_blank", rel: "noopener" }, "Rules"),
       this.final ? h("span", { class: "tool-note" }, "Final position, everything revealed") : null,
     );
   }

@@ -274,7 +274,7 @@ export function renderSetupPanel(screen) {
           class: "setup-select",
           "aria-pressed": draft.selected === name ? "true" : "false",
           "data-focus-key": `setup:${name}`,
-          title: c.power,
+          "aria-describedby": `power-${name}`,
           onclick: () => {
             if (screen.dragJustEnded) return;
             draft.select(name);
@@ -287,6 +287,7 @@ export function renderSetupPanel(screen) {
         name === draft.leader ? " (leader)" : "",
       ),
       h("span", { class: "where" }, picked ? (where === undefined ? "not placed" : `region ${where}`) : "left out"),
+      h("span", { class: "power-line", id: `power-${name}` }, c.power),
     );
   });
   return h(
