@@ -86,7 +86,7 @@ function defs() {
     s(
       "marker",
       { id: "arrow", viewBox: "0 0 10 10", refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
-      s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#222" }),
+      s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a5a00" }),
     ),
   );
 }
@@ -281,6 +281,14 @@ export function renderBoard(opts) {
     svg.append(regionShape(board, c, { class: "combat-ring", fill: "none" }));
     const cc = center(board, c);
     svg.append(boardIcon("combat", cc.x + (c === 0 || c === 35 ? BASE_W / 2 - 14 : 30) - 9, cc.y - (c === 0 || c === 35 ? 20 : DY - 16) - 15, 18, "combat-mark"));
+  }
+  const last = model && model.lastMove;
+  if (last && last.destination !== null && last.destination !== undefined) {
+    // the last move, plainly: its origin outlined and dashed, its destination outlined in full
+    if (last.origin !== null && last.origin !== undefined && last.origin !== last.destination) {
+      svg.append(regionShape(board, last.origin, { class: "last-from", fill: "none", dataset: { region: String(last.origin) } }));
+    }
+    svg.append(regionShape(board, last.destination, { class: "last-to", fill: "none", dataset: { region: String(last.destination) } }));
   }
   if (model && model.lastMove && model.lastMove.origin !== null && model.lastMove.origin !== undefined && model.lastMove.origin !== model.lastMove.destination) {
     const a = center(board, model.lastMove.origin);
