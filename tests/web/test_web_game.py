@@ -252,13 +252,13 @@ def test_full_game_two_players_and_a_spectator(new_page, web_server):
     actions = [p.actions for p in players]
     print(f"turns {spectator_turns[-1]}, model checks {checked}, actions {actions}, {result}")
 
-    # the replay of the finished game, step by step, with full information
+    # the replay of the finished game, move by move, with full information
     olympians.click("#link-replay")
     olympians.wait_for_selector("#replay")
     first = olympians.inner_text("#replay-text")
     olympians.click("#btn-replay-next")
     olympians.click("#btn-replay-next")
-    assert olympians.get_attribute("#replay", "data-index") == "2"
+    assert olympians.get_attribute("#replay", "data-move") == "2"
     assert olympians.inner_text("#replay-text") != first
     olympians.click("#btn-replay-last")
     assert "win" in olympians.inner_text("#replay-text") or "draw" in olympians.inner_text(

@@ -75,6 +75,7 @@ export class GameScreen {
     this.model = null;
     this.epoch = null;
     this.log = [];
+    this.turnEnds = {}; // turn number → the position as this screen saw it at that turn's end
     this.legal = [];
     this.options = null; // the newest `legal` message about the position shown
     this.inflight = null;
@@ -116,6 +117,7 @@ export class GameScreen {
       this.model = snap.model;
       this.epoch = snap.epoch;
       this.log = snap.log || [];
+      this.turnEnds = snap.turnEnds || {};
     }
     this.buildLayout();
     this.conn = new Connection({
@@ -175,6 +177,7 @@ export class GameScreen {
       case "welcome":
         if (this.epoch && msg.epoch !== this.epoch) {
           this.log = [];
+          this.turnEnds = {};
         }
         this.epoch = msg.epoch;
         if (msg.seat !== this.seat && this.seat !== null) console.warn("seat mismatch", msg.seat, this.seat);
@@ -233,11 +236,15 @@ export class GameScreen {
     if (msg.seq <= this.model.seq) return;
     const e = msg.event;
     const before = { turn: this.model.turn_number, round: this.model.combat && this.model.combat.round, combat: Boolean(this.model.combat) };
+    // a turn ends where the next begins: its position is kept, to be looked at from the log
+    if (e.t === "turn_started" && this.model.phase !== "setup" && this.model.turn_number) {
+      this.turnEnds[this.model.turn_number] = structuredClone(this.model);
+    }
     applyEvent(this.model, e);
     this.model.seq = msg.seq;
     this.legal = [];
     const text = describe(e, this.seat);
-    if (text) this.log.push({ seq: msg.seq, text, t: e.t });
+    if (text) this.log.push({ seq: msg.seq, text, t: e.t, ...(e.t === "turn_started" ? { turn: e.number } : {}) });
     if (e.t === "turn_started" || e.t === "combat_started" || e.t === "setup_revealed") {
       this.ui.selected.clear();
       this.ui.hermes = null;
@@ -284,7 +291,7 @@ export class GameScreen {
       const data = await api.log(this.room);
       // over: everything, revealed; before: what a spectator saw (a spectator's numbering is ours)
       const events = data.over ? data.events : data.messages.filter((msg) => this.seat || msg.seq <= upTo).map((msg) => msg.event);
-      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true })).filter((l) => l.text);
+      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true, ...(e.t === "turn_started" ? { turn: e.number } : {}) })).filter((l) => l.text);
       if (!earlier.length) return;
       const note = data.over ? "The game, everything revealed:" : "Earlier in this game (as a spectator saw it):";
       this.log = [{ seq: 0, text: note, t: "note" }, ...earlier, ...this.log];
@@ -300,7 +307,7 @@ export class GameScreen {
     this.saveQueued = true;
     setTimeout(() => {
       this.saveQueued = false;
-      if (this.model && this.epoch) saveSnapshot(this.room, this.audience, { epoch: this.epoch, seq: this.model.seq, model: this.model, log: this.log });
+      if (this.model && this.epoch) saveSnapshot(this.room, this.audience, { epoch: this.epoch, seq: this.model.seq, model: this.model, log: this.log, turnEnds: this.turnEnds });
     }, 0);
   }
 
@@ -661,6 +668,7 @@ export class GameScreen {
     game.dataset.combat = m && m.combat ? "true" : "false";
     game.dataset.selection = sortNames(this.ui.selected).join(",");
     game.dataset.connection = this.status.state;
+    game.dataset.viewing = this.viewedTurn() ? String(this.viewedTurn()) : "";
     this.renderTools();
     this.renderBoardArea();
     this.renderStatus();
@@ -716,8 +724,23 @@ export class GameScreen {
   }
 
   boardModel() {
+    if (this.viewedTurn()) return this.turnEnds[this.ui.viewing];
     if (this.final && (this.model ? this.model.phase === "over" : true)) return this.final.model;
     return this.model;
+  }
+
+  /** The turn whose end the board shows instead of the live position (read-only), or null. */
+  viewedTurn() {
+    return this.ui.viewing && this.turnEnds[this.ui.viewing] ? this.ui.viewing : null;
+  }
+
+  /** Look at the position at the end of a past turn (from the log), or back at the live one. */
+  viewTurn(turn) {
+    this.ui.viewing = turn;
+    this.ui.selected.clear();
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    this.queueRender();
   }
 
   renderBoardArea() {
@@ -727,7 +750,10 @@ export class GameScreen {
       return;
     }
     let opts;
-    if (m.phase === "setup") {
+    if (this.viewedTurn()) {
+      // read-only: nothing to select, nowhere to go
+      opts = { board: this.board, model: this.boardModel(), seat: this.seat, selected: new Set(), movable: new Set(), destinations: new Map(), onUnit: null, onDestination: () => {}, showNumbers: this.ui.showNumbers, enemyKnows: this.ui.enemyKnows, highlight: new Set() };
+    } else if (m.phase === "setup") {
       opts = setupBoardOptions(this);
     } else {
       const fullInfo = Boolean(this.final && m.phase === "over");
@@ -841,6 +867,18 @@ export class GameScreen {
     const el = this.els.actions;
     if (!m) {
       replace(el, "");
+      return;
+    }
+    if (this.viewedTurn()) {
+      replace(
+        el,
+        h(
+          "div",
+          { id: "viewing", class: "viewing", role: "status" },
+          h("p", {}, h("strong", {}, `The position after turn ${this.viewedTurn()}`), " (read-only, as you saw it then). The game goes on meanwhile."),
+          h("button", { type: "button", id: "btn-live", class: "primary", onclick: () => this.viewTurn(null) }, "Back to the live position"),
+        ),
+      );
       return;
     }
     if (m.phase === "setup") {
@@ -988,7 +1026,7 @@ export class GameScreen {
     const wasLog = panel.dataset.tab === "log";
     panel.dataset.tab = this.ui.tab;
     if (this.ui.tab === "log") {
-      replace(panel, h("ol", { class: "log", id: "event-log", "aria-label": "Event log" }, this.log.slice(-400).map((l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text))));
+      replace(panel, this.renderLog());
       // the newest line, unless the reader scrolled back in this log (then it stays put)
       if (this.ui.logStick || !wasLog) {
         this.ui.logStick = true;
@@ -1000,6 +1038,33 @@ export class GameScreen {
     } else {
       replace(panel, renderHonorTable());
     }
+  }
+
+  /** The log grouped by turn: each turn's heading is a button that shows the position at its
+   * end on the board (when this screen saw it), the live turn's says so. */
+  renderLog() {
+    const groups = [];
+    for (const l of this.log.slice(-400)) {
+      if (l.t === "turn_started" || !groups.length) groups.push({ head: l.t === "turn_started" ? l : null, lines: [] });
+      if (l.t !== "turn_started") groups[groups.length - 1].lines.push(l);
+    }
+    const line = (l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text);
+    const live = this.model ? this.model.turn_number : 0;
+    return h(
+      "ol",
+      { class: "log", id: "event-log", "aria-label": "Event log, by turn" },
+      groups.map((g) => {
+        const turn = g.head && g.head.turn;
+        const viewable = turn && this.turnEnds[turn] && turn !== live;
+        const viewing = turn && this.viewedTurn() === turn;
+        const head = !g.head
+          ? null
+          : viewable
+            ? h("button", { type: "button", class: ["log-turn", "link"], "aria-pressed": viewing ? "true" : "false", dataset: { turn: String(turn) }, title: "Show the position after this turn", onclick: () => this.viewTurn(viewing ? null : turn) }, g.head.text)
+            : h("span", { class: "log-turn", dataset: { turn: String(turn || "") } }, g.head.text, turn && turn === live ? h("span", { class: "tag" }, " (now)") : null);
+        return h("li", { class: ["log-group", viewing ? "viewing" : null], dataset: { turn: String(turn || "") } }, head, h("ol", { class: "log-lines" }, g.lines.map(line)));
+      }),
+    );
   }
 
   /** The reader scrolled the log: it follows the newest line again once scrolled to the end.
