@@ -51,3 +51,16 @@ def test_the_log_by_turn_a_past_position_and_the_last_move(new_page) -> None:
     olympians.wait_for_selector("svg.board g.unit.movable")
     assert olympians.locator("svg.board .last-from[data-region='8']").count() == 1
     assert olympians.locator("svg.board .last-to[data-region='9']").count() == 1
+
+    # a spectator arriving now: the earlier turns come from the public log, and each can be
+    # looked at as a spectator saw it (a token in region 28 after turn 2, none now)
+    room = olympians.evaluate("window.olympus.room")
+    late = new_page("late", f"/#/watch/{room}")
+    late.wait_for_selector("#event-log li:has-text('Earlier in this game')")
+    late.locator("#event-log button.log-turn[data-turn='2']").click()
+    late.wait_for_selector("#game[data-viewing='2']")
+    assert "as a spectator saw it" in late.inner_text("#viewing")
+    assert late.locator("svg.board g.unit[data-region='28']").count() == 1
+    late.click("#btn-live")
+    late.wait_for_selector("#game[data-viewing='']")
+    assert late.locator("svg.board g.unit[data-region='28']").count() == 0

@@ -4,7 +4,7 @@
 
 import { h, replace, focusKey, restoreFocus, signed } from "./dom.js";
 import { Connection } from "./connection.js";
-import { applyEvent, fromView, RawGame, unitsIn, sideState } from "./model.js";
+import { applyEvent, emptyModel, fromView, RawGame, unitsIn, sideState } from "./model.js";
 import { describe, duration } from "./text.js";
 import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
@@ -295,6 +295,7 @@ export class GameScreen {
       if (!earlier.length) return;
       const note = data.over ? "The game, everything revealed:" : "Earlier in this game (as a spectator saw it):";
       this.log = [{ seq: 0, text: note, t: "note" }, ...earlier, ...this.log];
+      this.turnEnds = { ...publicTurnEnds(events, data.over), ...this.turnEnds };
       this.queueRender();
       this.queueSave();
     } catch {
@@ -875,7 +876,7 @@ export class GameScreen {
         h(
           "div",
           { id: "viewing", class: "viewing", role: "status" },
-          h("p", {}, h("strong", {}, `The position after turn ${this.viewedTurn()}`), " (read-only, as you saw it then). The game goes on meanwhile."),
+          h("p", {}, h("strong", {}, `The position after turn ${this.viewedTurn()}`), ` (read-only, ${this.turnEnds[this.viewedTurn()].seenBy === "everyone" ? "everything revealed" : this.turnEnds[this.viewedTurn()].seenBy === "spectator" ? "as a spectator saw it" : "as you saw it then"}). The game goes on meanwhile.`),
           h("button", { type: "button", id: "btn-live", class: "primary", onclick: () => this.viewTurn(null) }, "Back to the live position"),
         ),
       );
@@ -1150,6 +1151,29 @@ export class GameScreen {
       ),
     );
   }
+}
+
+/**
+ * The position at the end of each turn of a history this screen did not fold itself (a fresh
+ * browser): the events a spectator saw (`seenBy: "spectator"`), or once the game is over its
+ * whole log, everything revealed (`"everyone"`). Never more than the seat may know.
+ */
+function publicTurnEnds(events, over) {
+  const ends = {};
+  if (over) {
+    const game = new RawGame();
+    for (const e of events) {
+      if (e.t === "turn_started" && game.m.phase !== "setup" && game.m.turn_number) ends[game.m.turn_number] = { ...game.model(), seenBy: "everyone" };
+      game.apply(e);
+    }
+    return ends;
+  }
+  const m = emptyModel();
+  for (const e of events) {
+    if (e.t === "turn_started" && m.phase !== "setup" && m.turn_number) ends[m.turn_number] = { ...structuredClone(m), seenBy: "spectator" };
+    applyEvent(m, e);
+  }
+  return ends;
 }
 
 function sameVariant(a, b) {
