@@ -64,6 +64,7 @@ def test_a_setup_against_the_computer_offers_no_invite(new_page):
     page.wait_for_selector("#opponent-computer")  # the room's summary has come
     setup = page.inner_text("#action-panel")
     assert "the computer (normal)" in page.inner_text("#opponent-computer")
+    assert "against the computer (normal)" in page.inner_text("#where")
     assert page.locator("#invite-link").count() == 0
     assert "seat is taken" not in setup and "watch link" not in setup, setup
     assert page.locator("#action-panel a[href^='#/watch/']").count() == 0

@@ -161,10 +161,14 @@ export class GameScreen {
     if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
       const summary = await api.room(this.room);
+      if (window.olympus !== this) return; // the page was left meanwhile
       // drawn again only when it changed: each drawing replaces the board under the pointer
       const changed = JSON.stringify(summary) !== JSON.stringify(this.summary);
       this.summary = summary;
-      if (changed) this.queueRender();
+      if (changed) {
+        this.showWhere();
+        this.queueRender();
+      }
     } catch {
       // the room list is a convenience; the socket is the truth
     }
@@ -630,7 +634,13 @@ export class GameScreen {
         this.els.overlay,
       ),
     );
-    setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}` : "spectating"}`);
+    this.showWhere();
+  }
+
+  /** The top bar: the game, the seat, and against the computer its level. */
+  showWhere() {
+    const computer = this.seat ? this.computerLevel(enemyOf(this.seat)) : null;
+    setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}${computer ? ` against the computer (${computer})` : ""}` : "spectating"}`);
   }
 
   queueRender(delay = 0) {
