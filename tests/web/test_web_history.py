@@ -4,6 +4,7 @@ move marked on the board, its origin and its destination. A real game, by clicks
 
 from __future__ import annotations
 
+from test_web_accessibility import violations
 from test_web_combat import CHTHONIANS, OLYMPIANS, move, place
 from test_web_game import _join_game
 
@@ -40,6 +41,8 @@ def test_the_log_by_turn_a_past_position_and_the_last_move(new_page) -> None:
     olympians.wait_for_selector("#viewing")
     assert region_of(olympians, "Zeus") == "28"
     assert olympians.locator("svg.board g.unit.movable, svg.board g.dest").count() == 0
+    found = violations(olympians)
+    assert found == [], "\n".join(found)
     # the game goes on meanwhile; the board stays on turn 2 until the player returns
     move(chthonians, "Cronus", 9)  # turn 5
     olympians.wait_for_selector("#game[data-turn-number='6']")
