@@ -33,6 +33,7 @@ export function guideStep(screen) {
     return { key: "setup-place", text: "Your first game: choose 9 of your 12 characters. Select one in the list (its power is under its name), then click a highlighted region of your realm to place it — or press Random setup.", target: ".setup-list" };
   }
   if (m.turn_number > GUIDE_TURNS) return null;
+  if (screen.viewedTurn()) return { key: "viewing", text: "The board shows a past turn: go back to the live position to play on.", target: "#btn-live" };
   if (screen.myChoices.length) return { key: "choice", text: "Choose in the combat panel: the words under each choice say what follows.", target: "#choice" };
   if (screen.myCommits.length) return { key: "commit", text: "A combat: choose a maneuver and how much Energy to add, in secret, then commit. The panel shows your power as you choose.", target: "#commit-form" };
   if (m.combat) return { key: "combat-wait", text: "Waiting for your opponent's commitment: both are revealed together.", target: null };
