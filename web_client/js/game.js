@@ -505,6 +505,7 @@ export class GameScreen {
       hm.steps.push(region);
       hm.honor += d.honor;
       hm.energy += d.energy;
+      hm.estimated = Boolean(hm.estimated || d.estimated);
       this.queueRender();
       return;
     }
@@ -537,7 +538,8 @@ export class GameScreen {
     const hm = this.ui.hermes;
     if (!hm) return;
     const command = { ...hm.base.command, steps: [...hm.steps] };
-    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}`;
+    // beyond the one further step the rules list, the figures are this screen's estimate
+    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}${hm.estimated ? " (about: the steps after the first further one are estimated here; the rules charge each as they judge it)" : ""}`;
     if (!(await this.confirmCost(what, hm.honor, hm.energy, { command, honor: hm.honor, energy: hm.energy }))) return;
     this.send(command);
   }
@@ -990,6 +992,7 @@ export class GameScreen {
       hm.honor += d.honor;
       hm.energy += d.energy;
     }
+    hm.estimated = hm.steps.length > 1;
   }
 
   renderTabs() {
