@@ -110,7 +110,8 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
     """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
     actions with equal keys list the same, in every position of the random games for both
     sides; each listed move's key is the packed int, never the tuple of its fields, its units'
-    bits those of its units, and every other listed action's a negative int; an action made of
+    bits those of its units (with its ``outcome`` beside it when its meeting eliminates units
+    at once), and every other listed action's a negative int; an action made of
     a command has none, even once its wire is read (all of one type and costs would share
     one)."""
     listed: dict[object, tuple[str, int, int]] = {}
@@ -121,6 +122,9 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                 key = action.key
                 assert listed.setdefault(key, _key(action)) == _key(action), action
                 if action.type == "move":
+                    if action.outcome is not None:  # (the packed int, what the meeting does)
+                        assert isinstance(key, tuple) and key[1] == action.outcome
+                        key = key[0]
                     assert isinstance(key, int) and 0 <= key < 2**62
                     units = tuple(action.wire["units"])  # unspread, its low bits are its units'
                     packed = _unspread(key)

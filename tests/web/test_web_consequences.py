@@ -179,3 +179,107 @@ def test_the_page_says_what_each_removal_leads_to(seats, case: Case) -> None:  #
         if unit in case.said:
             assert case.said[unit] in text, text
     assert page.evaluate("window.sent") is None
+
+
+@dataclass
+class Meeting:
+    name: str
+    side: str
+    given: dict[str, Any]
+    unit: str
+    to: int
+    said: str  # what the confirmation says ("" when the rules list nothing)
+
+
+MEETINGS = [
+    Meeting(
+        "Cronus meets Zeus",
+        "chthonians",
+        {"units": {"Cronus": 17, "Zeus": 18, "Hera": 35, "Hades": 1}, "revealed": ["Zeus"]},
+        "Cronus",
+        18,
+        "Meeting there eliminates Zeus at once",
+    ),
+    Meeting(
+        "Zeus meets Cronus",
+        "olympians",
+        {
+            "units": {"Zeus": 18, "Cronus": 17, "Hera": 35, "Hades": 1},
+            "revealed": ["Cronus"],
+            "turn": "olympians",
+        },
+        "Zeus",
+        17,
+        "Meeting there eliminates Zeus at once",
+    ),
+    Meeting(
+        "Demeter meets the last Chthonian leader",
+        "olympians",
+        {
+            "units": {"Demeter": 17, "Persephone": 18, "Zeus": 35},
+            "eliminated": ["Hades"],
+            "revealed": ["Persephone"],
+            "turn": "olympians",
+        },
+        "Demeter",
+        18,
+        "Meeting there eliminates Persephone, Demeter at once. The Olympians win the game",
+    ),
+    Meeting(
+        "a hidden Zeus is not told of",
+        "chthonians",
+        {"units": {"Cronus": 17, "Zeus": 18, "Hera": 35, "Hades": 1}},
+        "Cronus",
+        18,
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", MEETINGS, ids=[m.name for m in MEETINGS])
+def test_a_meeting_says_what_it_does_from_the_rules(seats, case: Meeting) -> None:  # noqa: F811
+    from test_web_costs import POSITION
+
+    state, _ = build(case.given, case.name)
+    side = Faction(case.side)
+    [action] = [
+        a
+        for a in legal_actions(state, side)
+        if a.wire["type"] == "move"
+        and a.wire["units"] == [case.unit]
+        and a.wire["to"] == case.to
+        and not a.wire["use_power"]
+        and not a.wire["reveal"]
+    ]
+    events, after = execute(state, action.command)
+    eliminated = [e.unit for e in events if isinstance(e, ev.UnitEliminated)]
+    if case.said:  # the rules list what executing it does
+        assert action.outcome == (tuple(eliminated), after.result)
+    else:  # it depends on who the hidden token is: nothing listed, though it happens
+        assert action.outcome is None and eliminated == ["Zeus"]
+
+    legal = [
+        {"command": a.wire, "honor": a.honor, "energy": a.energy}
+        | (
+            {"outcome": {"eliminated": list(a.outcome[0]), "result": a.outcome[1]}}
+            if a.outcome
+            else {}
+        )
+        for a in legal_actions(state, side)
+    ]
+    page = seats[case.side]
+    page.evaluate(POSITION, page_position(state, side, legal))
+    page.wait_for_selector("#your-turn")
+    page.click(f"g.unit[data-unit='{case.unit}']")
+    page.click(f"g.dest[data-region='{case.to}']")
+    if case.said:
+        confirm = page.locator("dialog#confirm[open]")
+        assert case.said in confirm.inner_text(), confirm.inner_text()
+        if after.result and after.result != side.value:
+            assert confirm.locator("#confirm-title").inner_text() == "You will lose the game"
+        confirm.locator("[data-action=cancel]").click()
+        assert page.evaluate("window.sent") is None
+    else:
+        page.wait_for_function("window.sent !== null || document.querySelector('dialog[open]')")
+        assert "eliminates" not in page.inner_text("body")
+        page.keyboard.press("Escape")

@@ -342,10 +342,13 @@ export class GameScreen {
    */
   async confirmCost(what, honor, energy, action = null) {
     const dangers = action ? this.enemyWins(action) : [];
-    if (honor >= 0 && !(energy > 0) && !dangers.length) return true;
+    const meeting = Boolean(action && action.outcome); // what it does at once, from the rules
+    if (honor >= 0 && !(energy > 0) && !dangers.length && !meeting) return true;
     const { body, loses } = costWords(this.model, this.seat, honor, energy);
-    const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
-    return confirmWarned(`${what}.${body ? ` ${body}` : ""}`, dangers, { loses, title: costs, ok: "Yes, do it", cancel: "No" });
+    const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : energy > 0 ? "This costs Energy" : "What this move does";
+    const result = meeting && action.outcome.result;
+    const lost = loses || Boolean(result && result !== "draw" && result !== this.seat);
+    return confirmWarned(`${what}.${body ? ` ${body}` : ""}`, dangers, { loses: lost, title: costs, ok: "Yes, do it", cancel: "No" });
   }
 
   /** What `action` of this turn may let the enemy do to win, in plain words (danger.js). */
@@ -356,7 +359,7 @@ export class GameScreen {
   async playMove(action) {
     const c = action.command;
     const d = describeVariant(action, this.model);
-    const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})`;
+    const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})${d.outcome ? `. ${d.outcome.replace(/\.$/, "")}` : ""}`;
     if (!(await this.confirmCost(what, action.honor, action.energy, action))) return;
     this.send(c);
   }
@@ -519,7 +522,7 @@ export class GameScreen {
     }
     const options = variants.map((a) => {
       const dv = describeVariant(a, this.model);
-      return { label: dv.label, cost: dv.cost, value: { kind: "move", action: a } };
+      return { label: dv.label, cost: dv.cost, detail: dv.outcome || null, value: { kind: "move", action: a } };
     });
     if (steps.length) {
       const base = variants.find((a) => isPlain(a.command)) || variants[0];

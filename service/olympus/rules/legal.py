@@ -166,9 +166,35 @@ def _destination_moves(
         for power in group.chargers:  # what the movers' powers charge, as they charge it
             power_honor, power_energy = power.move_charges(state, variant)
             honor, energy = honor + power_honor, energy - power_energy
-        listing.move(variant, group.group_key, reveal, (), honor, energy)
+        outcome = _meeting(state, plan) if state.count_in(to, variant.faction.enemy) else None
+        if outcome is None:
+            listing.move(variant, group.group_key, reveal, (), honor, energy)
+        else:
+            action = listed_move(variant, group.group_key, reveal, (), honor, energy)
+            action.outcome = outcome
+            listing.extend([action])
         if group.walks and not state.occupied(to):
             _extra_steps(listing, state, plan, group.group_key, reveal)
+
+
+def _meeting(state: GameState, plan: MovePlan) -> tuple[tuple[str, ...], str | None] | None:
+    """What meeting the enemy at a move's destination does at once (R8: Cronus meeting Zeus,
+    Demeter meeting Persephone, a sneak attack on a lone Olympian), played by ``make_move``:
+    the units it eliminates and the game's result if it ends it. None when it eliminates
+    nobody at once, when no power there acts on a meeting, or when an enemy unit there is
+    hidden: what a meeting does depends on who is met, which the side may not know (R7)."""
+    move = plan.move
+    enemies = state.units_in(move.destination, move.faction.enemy)
+    if any(u not in state.revealed for u in enemies):
+        return None
+    if not powers_of((*move.units, *enemies), "on_meeting"):
+        return None
+    d = Decision(state)
+    make_move(d, plan)
+    eliminated = tuple(e.unit for e in d.events if isinstance(e, ev.UnitEliminated))
+    if not eliminated and not d.over:
+        return None
+    return eliminated, (d.state.result if d.over else None)
 
 
 def _forms(
