@@ -148,10 +148,13 @@ def _destination_moves(
     group: _Group,
     to: int,
     revealers: list[tuple[str, Power]],
+    outcomes: bool = True,
 ) -> None:
     """Add the legal moves of ``group`` to ``to`` in every form, each judged as ``decide``
     judges it (``Movers.verdict``): with or without revealing a unit for its power, with or
-    without the movers' optional power; and Hermes' paths of one further step."""
+    without the movers' optional power; and Hermes' paths of one further step. With
+    ``outcomes``, a move whose meeting eliminates units at once carries it (``_meeting``);
+    a playout's draw has no use for it."""
     movers, fly = group.movers, group.fly
     move = movers.move(to, fly)
     forms = _forms(state, move, revealers, group.users) if revealers or group.users else _PLAIN
@@ -166,7 +169,8 @@ def _destination_moves(
         for power in group.chargers:  # what the movers' powers charge, as they charge it
             power_honor, power_energy = power.move_charges(state, variant)
             honor, energy = honor + power_honor, energy - power_energy
-        outcome = _meeting(state, plan) if state.count_in(to, variant.faction.enemy) else None
+        meets = outcomes and state.count_in(to, variant.faction.enemy) > 0
+        outcome = _meeting(state, plan) if meets else None
         if outcome is None:
             listing.move(variant, group.group_key, reveal, (), honor, energy)
         else:
@@ -458,7 +462,7 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
         if group is None:
             group = judged[g] = _Group(state, side, *groups[g])
         listing = ListedActions()
-        _destination_moves(listing, state, group, to, revealers)
+        _destination_moves(listing, state, group, to, revealers, outcomes=False)
         if listing.actions:
             return rng.choice(listing.actions)
     return None
