@@ -110,7 +110,8 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
     """``LegalAction.key`` stands for what the action lists (its wire and costs): two listed
     actions with equal keys list the same, in every position of the random games for both
     sides; each listed move's key is the packed int, never the tuple of its fields, its units'
-    bits those of its units, and every other listed action's a negative int; an action made of
+    bits those of its units (with its ``outcome`` beside it when its meeting eliminates units
+    at once), and every other listed action's a negative int; an action made of
     a command has none, even once its wire is read (all of one type and costs would share
     one)."""
     listed: dict[object, tuple[str, int, int]] = {}
@@ -121,6 +122,9 @@ def test_a_listed_actions_key_tells_what_it_lists() -> None:
                 key = action.key
                 assert listed.setdefault(key, _key(action)) == _key(action), action
                 if action.type == "move":
+                    if action.outcome is not None:  # (the packed int, what the meeting does)
+                        assert isinstance(key, tuple) and key[1] == action.outcome
+                        key = key[0]
                     assert isinstance(key, int) and 0 <= key < 2**62
                     units = tuple(action.wire["units"])  # unspread, its low bits are its units'
                     packed = _unspread(key)
@@ -189,11 +193,12 @@ def test_a_moves_key_packs_each_field_apart() -> None:
 
 
 def test_listed_moves_cost_what_execute_charges() -> None:
-    """A listed move's Honor (R4) and Styx Energy (R5) are those of the events of executing
-    it: each of Hermes' paths of one further step (R3), judged without being executed, and
-    every move of a sample of positions, judged with what a group's destinations share (its
-    Honor table, the ferrymen revealed before: ``Movers``). Crossings paid for and crossings
-    made free by a ferryman both among them."""
+    """A listed move's Honor (R4, and the movers' powers: the sneak attack) and Energy (R5's
+    Styx, and the powers: the sneak attack, Demeter's drain, Poseidon's crossing) are those of
+    the events of executing it: each of Hermes' paths of one further step (R3), judged
+    without being executed, and every move of a sample of positions, judged with what a
+    group's destinations share (its Honor table, the ferrymen revealed before: ``Movers``).
+    Crossings paid for and crossings made free by a ferryman both among them."""
     walks = paid = ferried = 0
     for n, state in enumerate(positions()):
         for action in legal_actions(state, state.turn):
@@ -206,9 +211,7 @@ def test_listed_moves_cost_what_execute_charges() -> None:
                 e.delta for e in events if isinstance(e, ev.HonorChanged) and e.faction is side
             )
             energy = -sum(
-                e.delta
-                for e in events
-                if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
+                e.delta for e in events if isinstance(e, ev.EnergyChanged) and e.faction is side
             )
             assert (action.honor, action.energy) == (honor, energy), (action, events)
             walks += bool(command.steps)

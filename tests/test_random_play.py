@@ -158,7 +158,9 @@ def check_action(
     game is over exactly when R11 says so."""
     side = action.command.side
     if action.command.type in ("move", "liturgy", "retreat"):
-        reasons = {"move": ("move", "attack"), "liturgy": ("liturgy",), "retreat": ("retreat",)}
+        # a move's own Honor and that of its movers' powers (the sneak attack: move_charges)
+        move = ("move", "attack", "sneak_attack")
+        reasons = {"move": move, "liturgy": ("liturgy",), "retreat": ("retreat",)}
         honor = sum(
             e.delta
             for e in events
@@ -169,11 +171,11 @@ def check_action(
         assert honor == action.honor, (action, events)
     if action.command.type == "liturgy":  # 1 Honor with an empty Energy stock, else 2
         assert action.honor == (-1 if before.energy[side] == 0 else -2), (action, before.energy)
-    if action.command.type == "move":
-        styx = sum(
-            e.delta for e in events if isinstance(e, ev.EnergyChanged) and e.reason == "styx"
+    if action.command.type == "move":  # the Styx, and the movers' powers (move_charges)
+        energy = sum(
+            e.delta for e in events if isinstance(e, ev.EnergyChanged) and e.faction is side
         )
-        assert -styx == action.energy, (action, events)
+        assert -energy == action.energy, (action, events)
     if after.phase is not Phase.OVER:  # R8: sides meet only in a combat or a step to settle
         sides: dict[int, set[Faction]] = {}
         for unit, region in after.positions.items():

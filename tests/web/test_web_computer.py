@@ -50,3 +50,41 @@ def test_a_few_turns_against_the_computer(new_page):
     row.wait_for()
     assert "Computer (easy)" in row.inner_text()
     assert new_page.errors == []  # type: ignore[attr-defined]
+
+
+def test_a_setup_against_the_computer_offers_no_invite(new_page):
+    """The setup of a game against the computer has no invite link, no "seat is taken" and no
+    spectators' link: it names the computer and its level, as the side's box does where the
+    opponent's name goes."""
+    page = new_page("person", "/")
+    page.check("#side-set input[value=chthonians]")
+    page.select_option("#opt-opponent", "normal")
+    page.click("#btn-create")
+    page.wait_for_selector("#setup-panel")
+    page.wait_for_selector("#opponent-computer")  # the room's summary has come
+    setup = page.inner_text("#action-panel")
+    assert "the computer (normal)" in page.inner_text("#opponent-computer")
+    assert "against the computer (normal)" in page.inner_text("#where")
+    assert page.locator("#invite-link").count() == 0
+    assert "seat is taken" not in setup and "watch link" not in setup, setup
+    assert page.locator("#action-panel a[href^='#/watch/']").count() == 0
+    name = page.locator(".score.side-olympians .score-name")
+    assert name.inner_text() == "Olympians · Computer (normal)"
+    assert page.locator(".score.side-chthonians .computer").count() == 0
+
+    page.click("#btn-random-setup")
+    page.click("#btn-submit-setup")
+    page.wait_for_selector("#game[data-phase=turn]", timeout=30_000)
+    assert page.inner_text(".score.side-olympians .computer") == "Computer (normal)"
+
+
+def test_a_setup_against_a_person_offers_the_invite(new_page):
+    page = new_page("person", "/")
+    page.check("#side-set input[value=olympians]")
+    page.click("#btn-create")
+    page.wait_for_selector("#setup-panel")
+    page.wait_for_selector("#opponent-status[data-joined=false]")
+    assert "#/join/" in page.input_value("#invite-link")
+    assert "Nobody has taken the Chthonians seat yet." in page.inner_text("#opponent-status")
+    assert page.locator("#action-panel a[href^='#/watch/']").count() == 1
+    assert page.locator("#opponent-computer").count() == 0

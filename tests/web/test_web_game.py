@@ -65,7 +65,10 @@ def _manual_setup(page, rng: random.Random) -> None:
     # the last one by drag and drop from the list onto a free region
     last = picks[-1]
     page.wait_for_selector("#setup-count:has-text('Picked 8/9 · placed 8/9')")
-    source = _box(page, f"li.setup-unit[data-unit='{last}'] button.setup-select")
+    # the list may be longer than the side panel: its button in view (the board stays put)
+    button = f"li.setup-unit[data-unit='{last}'] button.setup-select"
+    page.locator(button).scroll_into_view_if_needed()
+    source = _box(page, button)
     placeable = {el.get_attribute("data-region") for el in page.locator(".region.placeable").all()}
     taken = {el.get_attribute("data-region") for el in page.locator("g.unit").all()}
     free = sorted(placeable - taken)
@@ -249,13 +252,13 @@ def test_full_game_two_players_and_a_spectator(new_page, web_server):
     actions = [p.actions for p in players]
     print(f"turns {spectator_turns[-1]}, model checks {checked}, actions {actions}, {result}")
 
-    # the replay of the finished game, step by step, with full information
+    # the replay of the finished game, move by move, with full information
     olympians.click("#link-replay")
     olympians.wait_for_selector("#replay")
     first = olympians.inner_text("#replay-text")
     olympians.click("#btn-replay-next")
     olympians.click("#btn-replay-next")
-    assert olympians.get_attribute("#replay", "data-index") == "2"
+    assert olympians.get_attribute("#replay", "data-move") == "2"
     assert olympians.inner_text("#replay-text") != first
     olympians.click("#btn-replay-last")
     assert "win" in olympians.inner_text("#replay-text") or "draw" in olympians.inner_text(

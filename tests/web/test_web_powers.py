@@ -82,6 +82,14 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     honor = page.evaluate("window.olympus.model.honor.olympians")
     energy = page.evaluate("window.olympus.model.energy.olympians")
     assert f"Honor {honor} → {honor - 2}" in confirm.inner_text()  # before → after
+    assert "estimated" not in confirm.inner_text()  # the listed step's figures are the rules'
+    confirm.locator("[data-action=cancel]").click()
+    # one more step, estimated here: the confirmation says its figures are an estimate
+    page.locator("g.dest.dest-step").first.click()
+    page.wait_for_function("window.olympus.ui.hermes.steps.length === 2")
+    page.click("#btn-hermes-finish")
+    confirm = page.locator("dialog#confirm[open]")
+    assert "estimated here; the rules charge each as they judge it" in confirm.inner_text()
     confirm.locator("[data-action=cancel]").click()
     page.click("#action-panel button:text-is('Cancel')")  # leave Hermes' path
 

@@ -62,24 +62,37 @@ def test_late_spectators_rematch_and_replay(new_page) -> None:
         assert "Open Combat" in page.inner_text("#status-panel")
         assert page.inner_text(".score.side-olympians .honor-value") == "10"
 
-    # the replay: a move list beside the board, a click jumps, the arrows step
+    # the replay, by move: the setup, then a step per turn (its action, combat and choices)
     ann.goto(f"/#/replay/{room}")
-    ann.wait_for_selector("#replay-log li")
+    ann.wait_for_selector("#replay[data-mode=moves] #replay-log li")
     board = ann.locator("svg.board").bounding_box()
     moves = ann.locator("#replay-log").bounding_box()
     assert moves["x"] >= board["x"] + board["width"]  # beside the board
-    ann.locator("#replay-log li[data-index='6'] button").click()
-    ann.wait_for_selector("#replay[data-index='6']")
-    assert "current" in ann.get_attribute("#replay-log li[data-index='6']", "class")
+    assert ann.locator("#replay-log li").count() == 10  # the setup and 9 Liturgies
+    ann.locator("#replay-log li[data-move='3'] button").click()
+    ann.wait_for_selector("#replay[data-move='3']")
+    item = ann.locator("#replay-log li[data-move='3']")
+    assert "current" in item.get_attribute("class")
+    assert "Turn 3" in item.inner_text() and "Liturgy" in item.inner_text()
+    assert "Move 4 / 10" in ann.inner_text("#replay-counter")
     # the full reveal at every step, not only at the end: both sides' units named mid-game
     for side in ("olympians", "chthonians"):
         assert ann.locator(f"svg.board g.unit.side-{side}").count() > 0
     assert ann.locator("svg.board g.unit.hidden").count() == 0
     ann.keyboard.press("ArrowRight")
+    ann.wait_for_selector("#replay[data-move='4']")
+    ann.keyboard.press("ArrowLeft")
+    ann.keyboard.press("ArrowLeft")
+    ann.wait_for_selector("#replay[data-move='2']")
+    # event by event, still: every event a step
+    ann.click("#replay-by-event")
+    ann.wait_for_selector("#replay[data-mode=events]")
+    assert ann.locator("#replay-log li").count() > 30
+    ann.locator("#replay-log li[data-index='6'] button").click()
+    ann.wait_for_selector("#replay[data-index='6']")
+    assert "current" in ann.get_attribute("#replay-log li[data-index='6']", "class")
+    ann.keyboard.press("ArrowRight")
     ann.wait_for_selector("#replay[data-index='7']")
-    ann.keyboard.press("ArrowLeft")
-    ann.keyboard.press("ArrowLeft")
-    ann.wait_for_selector("#replay[data-index='5']")
     ann.keyboard.press("End")
     ann.wait_for_selector("#replay-text:has-text('win')")
     # the full reveal: every unit on the final board is named

@@ -3,7 +3,7 @@
 // words for each. Every cost shown comes from the legal list; only Hermes' steps beyond the first
 // (which the server does not list) are estimated here, and marked so.
 
-import { BY_NAME, byOrder } from "./data.js";
+import { BY_NAME, FACTION_NAME, byOrder } from "./data.js";
 import { signed } from "./dom.js";
 
 export const TURN_TYPES = new Set(["move", "liturgy", "pass", "thunderbolt", "recall"]);
@@ -80,15 +80,29 @@ export function describeVariant(a, model) {
     else bits.push(`Reveal ${r}`);
   }
   if (c.use_power) {
-    if (c.units[0] === "Demeter") bits.push("Use Demeter's drain (take up to 3 Chthonian Energy; reveals her)");
-    else if (c.units[0] === "Erinyes") bits.push("Sneak attack (2 Energy, 1 Honor: one Olympian dies without a combat, unless Hephaestus is there)");
+    // what it costs or gains is the action's own figures (the cost column), never restated here
+    if (c.units[0] === "Demeter") bits.push("Use Demeter's drain (the Chthonians' Energy comes to you; reveals her)");
+    else if (c.units[0] === "Erinyes") bits.push("Sneak attack (one Olympian dies without a combat, unless Hephaestus is there; reveals them)");
     else bits.push(`Use ${c.units[0]}'s power`);
   }
   if (c.steps && c.steps.length) bits.push(`then on to ${c.steps.join(" → ")}`);
   const enemies = model ? model.units.filter((u) => u.region === c.to && u.side !== sideOfUnits(c.units)).length : 0;
   const verb = enemies > 0 ? "Attack" : "Move to";
   if (!bits.length) bits.push(c.units.length > 1 ? `${verb} region ${c.to} with the group` : `${verb} region ${c.to}`);
-  return { label: bits.join(" · "), cost: costLine(a.honor, a.energy), attack: enemies > 0 };
+  return { label: bits.join(" · "), cost: costLine(a.honor, a.energy), attack: enemies > 0, outcome: outcomeWords(a.outcome) };
+}
+
+/**
+ * What a move's meeting at its destination does at once, in words, from the rules' own outcome
+ * of it (`legal`'s `outcome`: Cronus meeting Zeus, Demeter meeting Persephone, a sneak attack);
+ * "" when the rules list none (nothing happens at once, or it depends on a hidden unit).
+ */
+export function outcomeWords(outcome) {
+  if (!outcome) return "";
+  const words = [];
+  if (outcome.eliminated.length) words.push(`Meeting there eliminates ${outcome.eliminated.join(", ")} at once.`);
+  if (outcome.result) words.push(outcome.result === "draw" ? "The game ends in a draw." : `The ${FACTION_NAME[outcome.result]} win the game.`);
+  return words.join(" ");
 }
 
 function sideOfUnits(units) {

@@ -4,6 +4,7 @@
 
 import { s, activatable, signed } from "./dom.js";
 import { BY_NAME, FACTION_NAME, REALM_NAME } from "./data.js";
+import { boardIcon } from "./icons.js";
 
 const R = 52;
 const DX = R * 1.5;
@@ -85,7 +86,7 @@ function defs() {
     s(
       "marker",
       { id: "arrow", viewBox: "0 0 10 10", refX: 8, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" },
-      s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#222" }),
+      s("path", { d: "M0,0 L10,5 L0,10 z", fill: "#8a5a00" }),
     ),
   );
 }
@@ -279,7 +280,15 @@ export function renderBoard(opts) {
     const c = model.combat.region;
     svg.append(regionShape(board, c, { class: "combat-ring", fill: "none" }));
     const cc = center(board, c);
-    svg.append(s("text", { class: "combat-mark", x: cc.x + (c === 0 || c === 35 ? BASE_W / 2 - 14 : 30), y: cc.y - (c === 0 || c === 35 ? 20 : DY - 16), "text-anchor": "middle" }, "⚔"));
+    svg.append(boardIcon("combat", cc.x + (c === 0 || c === 35 ? BASE_W / 2 - 14 : 30) - 9, cc.y - (c === 0 || c === 35 ? 20 : DY - 16) - 15, 18, "combat-mark"));
+  }
+  const last = model && model.lastMove;
+  if (last && last.destination !== null && last.destination !== undefined) {
+    // the last move, plainly: its origin outlined and dashed, its destination outlined in full
+    if (last.origin !== null && last.origin !== undefined && last.origin !== last.destination) {
+      svg.append(regionShape(board, last.origin, { class: "last-from", fill: "none", dataset: { region: String(last.origin) } }));
+    }
+    svg.append(regionShape(board, last.destination, { class: "last-to", fill: "none", dataset: { region: String(last.destination) } }));
   }
   if (model && model.lastMove && model.lastMove.origin !== null && model.lastMove.origin !== undefined && model.lastMove.origin !== model.lastMove.destination) {
     const a = center(board, model.lastMove.origin);
@@ -339,11 +348,13 @@ export function renderBoard(opts) {
         "data-focus-key": `dest:${region}`,
       });
       g.append(regionShape(board, region, { class: "dest-shape" }));
-      const text = `${d.attack ? "⚔ " : ""}${d.badge || costText(d)}`;
-      const bw = Math.max(34, text.length * 6.4 + 10);
+      const text = d.badge || costText(d);
+      const mark = d.attack ? 12 : 0; // the attack's crossed swords, left of the cost
+      const bw = Math.max(34, text.length * 6.4 + 10 + mark);
       const by = region === 0 || region === 35 ? c.y + BASE_H / 2 - 22 : c.y + DY - 20;
       g.append(s("rect", { class: ["dest-badge", (d.honor || 0) < 0 ? "costly" : null], x: c.x - bw / 2, y: by, width: bw, height: 15, rx: 7 }));
-      g.append(s("text", { class: "dest-text", x: c.x, y: by + 11.5, "text-anchor": "middle" }, text));
+      if (mark) g.append(boardIcon("combat", c.x - bw / 2 + 5, by + 2, 11, "dest-mark"));
+      g.append(s("text", { class: "dest-text", x: c.x + mark / 2, y: by + 11.5, "text-anchor": "middle" }, text));
       g.append(s("title", {}, d.label || `Region ${region}`));
       activatable(g, (event) => {
         event.stopPropagation();

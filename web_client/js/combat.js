@@ -12,6 +12,7 @@ import { BY_NAME, FACTION_NAME, FACTIONS, MANEUVERS, MANEUVER_NAME, PENDING_TEXT
 import { unitsIn } from "./model.js";
 import { explainRound, strengthWords } from "./text.js";
 import { costLine } from "./actions.js";
+import { icon } from "./icons.js";
 
 function combatKey(m) {
   const c = m.combat || m.lastCombat;
@@ -26,7 +27,7 @@ function fromLegal(screen, key) {
 
 export function renderCombatPanel(screen) {
   const m = screen.model;
-  if (!m) return "";
+  if (!m || m.phase === "over") return ""; // the game's end closes the panel: the log keeps it
   let mode = null;
   if (m.combat) mode = "combat";
   else if (m.pending) mode = "choice";
@@ -38,7 +39,7 @@ export function renderCombatPanel(screen) {
     return h(
       "div",
       { id: "combat", class: ["combat-panel", "minimized"], role: "region", "aria-label": title, dataset: { mode, region: String(region) } },
-      h("span", {}, `⚔ ${title}`, needsMe(screen) ? h("strong", { class: "attention" }, " — your move") : ""),
+      h("span", {}, icon("combat"), ` ${title}`, needsMe(screen) ? h("strong", { class: "attention" }, " — your move") : ""),
       h("button", { type: "button", id: "btn-combat-restore", "aria-expanded": "false", onclick: () => { screen.ui.combatMinimized = false; screen.queueRender(); } }, "Show"),
     );
   }
@@ -73,7 +74,7 @@ export function renderCombatPanel(screen) {
     h(
       "header",
       { class: "combat-header" },
-      h("h2", { id: "combat-title" }, `⚔ ${title}`),
+      h("h2", { id: "combat-title" }, icon("combat"), ` ${title}`),
       h("button", { type: "button", id: "btn-combat-minimize", class: "icon-button", "aria-label": "Minimise the combat panel (Escape)", title: "Minimise (Escape)", "aria-expanded": "true", onclick: () => { screen.ui.combatMinimized = true; screen.queueRender(); } }, "–"),
     ),
     body,
@@ -153,12 +154,13 @@ function commitSection(screen) {
       "div",
       { id: "combat-waiting", class: "waiting", role: "status" },
       h("p", {}, `Your commitment is sealed${mine ? `: ${MANEUVER_NAME[mine.maneuver]} with ${mine.energy} Energy` : ""}.`),
-      h("p", { class: "spinner" }, "Waiting for the opponent…"),
+      h("p", { class: "spinner" }, icon("waiting"), " Waiting for the opponent…"),
     );
   }
   if (!actions.length) {
     if (screen.inflight) return h("p", { class: "waiting" }, "Sending your commitment…");
-    return h("p", { id: "combat-opponent-first", class: "waiting", role: "status" }, "Your opponent commits first this round (Open Combat or Athena); you will see their choice. Waiting…");
+    if (fromLegal(screen, "waiting") !== "opponent_commits_first") return h("p", { class: "waiting", role: "status" }, "Waiting…");
+    return h("p", { id: "combat-opponent-first", class: "waiting", role: "status" }, `Your opponent commits first this round (${firstReasons(m, seat).join(", ")}); you will see their choice. Waiting…`);
   }
   const allowed = new Set(actions.map((a) => a.command.maneuver));
   const limit = Math.max(...actions.map((a) => a.command.energy));
@@ -173,12 +175,14 @@ function commitSection(screen) {
     ui.reveal = false;
   }
   const costEl = h("p", { id: "commit-cost", class: "cost", "aria-live": "polite" });
+  const helpEl = h("span", { id: "energy-help", class: "hint" });
   const strength = fromLegal(screen, "strength");
   const powerEl = h("p", { id: "commit-power", class: "commit-power", "aria-live": "polite" });
   const update = () => {
     const a = matching(actions, ui);
     costEl.textContent = a ? `This commitment: ${costLine(a.honor, a.energy)}.` : "Not allowed.";
     costEl.classList.toggle("costly", Boolean(a && a.honor < 0));
+    helpEl.textContent = energyHelp(actions, ui.maneuver, limit);
     const mine = strength && strength[seat];
     const total = mine && mine.powers[ui.maneuver] ? mine.powers[ui.maneuver][ui.energy] : undefined;
     const aphrodite = ui.reveal ? ` (and Aphrodite's +2 for each male Olympian once revealed)` : "";
@@ -237,7 +241,7 @@ function commitSection(screen) {
       "fieldset",
       { class: "energy" },
       h("legend", {}, "Energy"),
-      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, h("span", { id: "energy-help", class: "hint" }, `0 to ${limit} (more than 4 costs 1 Honor)`)),
+      h("div", { class: "energy-row" }, range, h("label", { for: "energy", class: "energy-label" }, "Energy"), number, helpEl),
     ),
     canReveal
       ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "reveal-toggle", checked: ui.reveal, onchange: (e) => { ui.reveal = e.target.checked; update(); } }), ` Reveal ${revealName} next door: +2 to each male Olympian in the combat (the Chthonians may commit again)`)
@@ -248,6 +252,26 @@ function commitSection(screen) {
   );
   update();
   return form;
+}
+
+/**
+ * Why the opponent commits first this round, named from public facts (R8, as the rules'
+ * `first_to_commit`): Open Combat, and in round 1 the seat's own Athena, who sees it.
+ */
+function firstReasons(m, seat) {
+  const reasons = [];
+  if (m.options && m.options.open_combat) reasons.push("Open Combat");
+  if (m.combat.round === 1 && unitsIn(m, m.combat.region, seat).some((u) => u.name === "Athena")) reasons.push("Athena sees it");
+  return reasons;
+}
+
+/** The Energy a maneuver may take, and from which amount it costs Honor, from the legal
+ * commitments' own figures ("0 to 6; from 5 on it costs 1 Honor more"). */
+function energyHelp(actions, maneuver, limit) {
+  const plain = actions.filter((a) => a.command.maneuver === maneuver && !(a.command.reveal && a.command.reveal.length));
+  const base = plain.find((a) => a.command.energy === 0);
+  const dearer = base ? plain.filter((a) => a.honor < base.honor).sort((x, y) => x.command.energy - y.command.energy)[0] : null;
+  return dearer ? `0 to ${limit}; from ${dearer.command.energy} on it costs ${base.honor - dearer.honor} Honor more` : `0 to ${limit}`;
 }
 
 function matching(actions, ui) {
@@ -308,24 +332,43 @@ function choiceSection(screen) {
         if (c.type === "remove_unit") label = `Remove ${c.unit} (${BY_NAME[c.unit].strength})`;
         else if (c.type === "retreat") label = `Retreat to region ${c.region}${a.honor ? ` (Honor ${signed(a.honor)})` : ""}`;
         else label = p.kind === "leave_or_strike" ? "Stay and strike" : "Stay";
-        const follows = c.type === "remove_unit" && outcomes && c.unit in outcomes ? followsWords(outcomes[c.unit], screen.seat) : null;
+        const outcome = c.type === "remove_unit" && outcomes && c.unit in outcomes ? outcomes[c.unit] : null;
+        const follows = outcome ? followsWords(outcome, c.unit, screen.seat, Boolean(m.combat)) : null;
         const id = `follows-${c.type}-${c.unit || c.region || "stay"}`;
         return h(
           "div",
           { class: "choice-item" },
           h("button", { type: "button", class: ["choice", `choice-${c.type}`], "data-focus-key": `choice:${c.type}:${c.unit || c.region || ""}`, "aria-describedby": follows ? id : null, dataset: { type: c.type, value: String(c.unit || c.region || "") }, onclick: () => screen.choose(a) }, label),
-          follows ? h("span", { class: "choice-follows", id }, follows) : null,
+          follows ? h("span", { class: ["choice-follows", outcome.result ? "ends-game" : null], id, dataset: { eliminated: outcome.eliminated.join(","), result: outcome.result || "" } }, follows) : null,
         );
       }),
     ),
   );
 }
 
-/** What follows a removal, from the rules' `after_removal` (both sides' strengths next round). */
-function followsWords(after, seat) {
-  if (!after) return "Then the combat ends.";
+/**
+ * What follows a removal, from the rules' own outcome of it (`after_removal`, protocol.md): the
+ * other units it eliminates (Thanatos takes his region with him), the leader who follows a
+ * fallen one, the game's end, and else both sides' strengths in the next round or the combat's
+ * end.
+ */
+function followsWords(outcome, unit, seat, inCombat) {
+  const words = [];
+  const others = outcome.eliminated.filter((u) => u !== unit);
+  if (others.length) words.push(`Removing ${unit} also eliminates ${others.join(", ")}.`);
+  if ("leader" in outcome) words.push(outcome.leader ? `${outcome.leader} leads your side now.` : "Your side has no leader left.");
+  if (outcome.result) {
+    words.push(outcome.result === "draw" ? "The game ends in a draw." : outcome.result === seat ? "You win the game." : "You lose the game.");
+    return words.join(" ");
+  }
+  const after = outcome.strength;
+  if (!after) {
+    words.push(inCombat ? "Then the combat ends." : "Nothing else follows.");
+    return words.join(" ");
+  }
   const mine = after[seat];
   const enemy = after[enemyOf(seat)];
   const factor = mine.energy_factor !== 1 ? ` — ${mine.factor_powers.join(", ")}: your Energy counts × ${mine.energy_factor}` : "";
-  return `Then: your strength ${strengthWords(mine)}${factor}; theirs ${enemy.base}.`;
+  words.push(`Then: your strength ${strengthWords(mine)}${factor}; theirs ${enemy.base}.`);
+  return words.join(" ");
 }

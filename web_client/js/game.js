@@ -4,7 +4,7 @@
 
 import { h, replace, focusKey, restoreFocus, signed } from "./dom.js";
 import { Connection } from "./connection.js";
-import { applyEvent, fromView, RawGame, unitsIn, sideState } from "./model.js";
+import { applyEvent, emptyModel, fromView, RawGame, unitsIn, sideState } from "./model.js";
 import { describe, duration } from "./text.js";
 import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
@@ -21,6 +21,8 @@ import { toast, confirmDialog, chooseDialog, showConnection, setWhere, closeDial
 import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
 import { BoardZoom } from "./zoom.js";
+import { icon } from "./icons.js";
+import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -28,15 +30,15 @@ const RESENT = new Set(["rate_limited", "busy", "unavailable"]);
 const RESEND_MS = 500;
 
 /**
- * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"),
- * and whether it loses the game (the side's Honor at 0 or below, R4). `body` is "" when it
- * costs nothing.
+ * A decision's cost in words: each quantity before → after ("Honor 5 → 3", "Energy 10 → 8"; an
+ * Energy gain too, "Energy 10 → 13", as the action's figures say), and whether it loses the game
+ * (the side's Honor at 0 or below, R4). `body` is "" when it costs nothing.
  */
 export function costWords(m, seat, honor, energy) {
   const lines = [];
   const after = m.honor[seat] + honor;
   if (honor < 0) lines.push(`Honor ${m.honor[seat]} → ${after}`);
-  if (energy > 0) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
+  if (energy) lines.push(`Energy ${m.energy[seat]} → ${m.energy[seat] - energy}`);
   const loses = honor < 0 && after <= 0;
   const body = lines.length ? `${lines.join(", ")}.${loses ? ` Your Honor falls to ${after}: you will lose the game.` : ""}` : "";
   return { body, loses };
@@ -73,6 +75,7 @@ export class GameScreen {
     this.model = null;
     this.epoch = null;
     this.log = [];
+    this.turnEnds = {}; // turn number → the position as this screen saw it at that turn's end
     this.legal = [];
     this.options = null; // the newest `legal` message about the position shown
     this.inflight = null;
@@ -90,6 +93,8 @@ export class GameScreen {
       hermes: null,
       targeting: null,
       tab: "log",
+      logStick: true, // the log shows its newest line (the page opens there)
+      logTop: null,
       gameOverClosed: false,
       commit: { maneuver: null, energy: 0, reveal: false, key: null },
     };
@@ -112,6 +117,7 @@ export class GameScreen {
       this.model = snap.model;
       this.epoch = snap.epoch;
       this.log = snap.log || [];
+      this.turnEnds = snap.turnEnds || {};
     }
     this.buildLayout();
     this.conn = new Connection({
@@ -155,10 +161,14 @@ export class GameScreen {
     if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
       const summary = await api.room(this.room);
+      if (window.olympus !== this) return; // the page was left meanwhile
       // drawn again only when it changed: each drawing replaces the board under the pointer
       const changed = JSON.stringify(summary) !== JSON.stringify(this.summary);
       this.summary = summary;
-      if (changed) this.queueRender();
+      if (changed) {
+        this.showWhere();
+        this.queueRender();
+      }
     } catch {
       // the room list is a convenience; the socket is the truth
     }
@@ -171,6 +181,7 @@ export class GameScreen {
       case "welcome":
         if (this.epoch && msg.epoch !== this.epoch) {
           this.log = [];
+          this.turnEnds = {};
         }
         this.epoch = msg.epoch;
         if (msg.seat !== this.seat && this.seat !== null) console.warn("seat mismatch", msg.seat, this.seat);
@@ -229,11 +240,15 @@ export class GameScreen {
     if (msg.seq <= this.model.seq) return;
     const e = msg.event;
     const before = { turn: this.model.turn_number, round: this.model.combat && this.model.combat.round, combat: Boolean(this.model.combat) };
+    // a turn ends where the next begins: its position is kept, to be looked at from the log
+    if (e.t === "turn_started" && this.model.phase !== "setup" && this.model.turn_number) {
+      this.turnEnds[this.model.turn_number] = structuredClone(this.model);
+    }
     applyEvent(this.model, e);
     this.model.seq = msg.seq;
     this.legal = [];
     const text = describe(e, this.seat);
-    if (text) this.log.push({ seq: msg.seq, text, t: e.t });
+    if (text) this.log.push({ seq: msg.seq, text, t: e.t, ...(e.t === "turn_started" ? { turn: e.number } : {}) });
     if (e.t === "turn_started" || e.t === "combat_started" || e.t === "setup_revealed") {
       this.ui.selected.clear();
       this.ui.hermes = null;
@@ -243,11 +258,22 @@ export class GameScreen {
     if (e.t === "combat_round_resolved" || e.t === "combat_round_started" || e.t === "combat_started" || e.t === "commitment_withdrawn") {
       this.ui.commit = { maneuver: null, energy: 0, reveal: false, key: null };
     }
-    if (e.t === "game_ended") this.ui.gameOverClosed = false;
+    if (e.t === "game_ended") this.endPanels();
     void before;
   }
 
+  /** The game is over: nothing may still offer a decision (a dialog, a selection, a target);
+   * the combat panel closes with the phase (combat.js), the game-over panel opens. */
+  endPanels() {
+    closeDialogs();
+    this.ui.selected.clear();
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    this.ui.gameOverClosed = false;
+  }
+
   onGameOver(msg) {
+    if (!this.model || this.model.phase !== "over") this.endPanels();
     const game = new RawGame();
     let reason = null;
     for (const e of msg.log || []) {
@@ -269,10 +295,11 @@ export class GameScreen {
       const data = await api.log(this.room);
       // over: everything, revealed; before: what a spectator saw (a spectator's numbering is ours)
       const events = data.over ? data.events : data.messages.filter((msg) => this.seat || msg.seq <= upTo).map((msg) => msg.event);
-      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true })).filter((l) => l.text);
+      const earlier = events.map((e) => ({ seq: 0, text: describe(e, null), t: e.t, public: true, ...(e.t === "turn_started" ? { turn: e.number } : {}) })).filter((l) => l.text);
       if (!earlier.length) return;
       const note = data.over ? "The game, everything revealed:" : "Earlier in this game (as a spectator saw it):";
       this.log = [{ seq: 0, text: note, t: "note" }, ...earlier, ...this.log];
+      this.turnEnds = { ...publicTurnEnds(events, data.over), ...this.turnEnds };
       this.queueRender();
       this.queueSave();
     } catch {
@@ -285,7 +312,7 @@ export class GameScreen {
     this.saveQueued = true;
     setTimeout(() => {
       this.saveQueued = false;
-      if (this.model && this.epoch) saveSnapshot(this.room, this.audience, { epoch: this.epoch, seq: this.model.seq, model: this.model, log: this.log });
+      if (this.model && this.epoch) saveSnapshot(this.room, this.audience, { epoch: this.epoch, seq: this.model.seq, model: this.model, log: this.log, turnEnds: this.turnEnds });
     }, 0);
   }
 
@@ -315,10 +342,13 @@ export class GameScreen {
    */
   async confirmCost(what, honor, energy, action = null) {
     const dangers = action ? this.enemyWins(action) : [];
-    if (honor >= 0 && !(energy > 0) && !dangers.length) return true;
+    const meeting = Boolean(action && action.outcome); // what it does at once, from the rules
+    if (honor >= 0 && !(energy > 0) && !dangers.length && !meeting) return true;
     const { body, loses } = costWords(this.model, this.seat, honor, energy);
-    const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : "This costs Energy";
-    return confirmWarned(`${what}.${body ? ` ${body}` : ""}`, dangers, { loses, title: costs, ok: "Yes, do it", cancel: "No" });
+    const costs = honor < 0 && energy > 0 ? "This costs Honor and Energy" : honor < 0 ? "This costs Honor" : energy > 0 ? "This costs Energy" : "What this move does";
+    const result = meeting && action.outcome.result;
+    const lost = loses || Boolean(result && result !== "draw" && result !== this.seat);
+    return confirmWarned(`${what}.${body ? ` ${body}` : ""}`, dangers, { loses: lost, title: costs, ok: "Yes, do it", cancel: "No" });
   }
 
   /** What `action` of this turn may let the enemy do to win, in plain words (danger.js). */
@@ -329,7 +359,7 @@ export class GameScreen {
   async playMove(action) {
     const c = action.command;
     const d = describeVariant(action, this.model);
-    const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})`;
+    const what = `${c.units.join(", ")} → region ${c.to}${c.steps && c.steps.length ? ` → ${c.steps.join(" → ")}` : ""} (${d.label})${d.outcome ? `. ${d.outcome.replace(/\.$/, "")}` : ""}`;
     if (!(await this.confirmCost(what, action.honor, action.energy, action))) return;
     this.send(c);
   }
@@ -478,6 +508,7 @@ export class GameScreen {
       hm.steps.push(region);
       hm.honor += d.honor;
       hm.energy += d.energy;
+      hm.estimated = Boolean(hm.estimated || d.estimated);
       this.queueRender();
       return;
     }
@@ -491,7 +522,7 @@ export class GameScreen {
     }
     const options = variants.map((a) => {
       const dv = describeVariant(a, this.model);
-      return { label: dv.label, cost: dv.cost, value: { kind: "move", action: a } };
+      return { label: dv.label, cost: dv.cost, detail: dv.outcome || null, value: { kind: "move", action: a } };
     });
     if (steps.length) {
       const base = variants.find((a) => isPlain(a.command)) || variants[0];
@@ -510,7 +541,8 @@ export class GameScreen {
     const hm = this.ui.hermes;
     if (!hm) return;
     const command = { ...hm.base.command, steps: [...hm.steps] };
-    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}`;
+    // beyond the one further step the rules list, the figures are this screen's estimate
+    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}${hm.estimated ? " (about: the steps after the first further one are estimated here; the rules charge each as they judge it)" : ""}`;
     if (!(await this.confirmCost(what, hm.honor, hm.energy, { command, honor: hm.honor, energy: hm.energy }))) return;
     this.send(command);
   }
@@ -518,9 +550,9 @@ export class GameScreen {
   async liturgy() {
     const a = this.myTurnActions.find((x) => x.command.type === "liturgy");
     if (!a) return;
-    const { body, loses } = costWords(this.model, this.seat, a.honor, 0);
+    const { body, loses } = costWords(this.model, this.seat, a.honor, a.energy);
     const dangers = this.enemyWins(a);
-    const ok = await confirmWarned(`You gain 6 Energy; it takes your whole turn. ${body}`, dangers, {
+    const ok = await confirmWarned(`It takes your whole turn. ${body}`, dangers, {
       loses,
       title: "Perform a Liturgy?",
       ok: "Perform the Liturgy",
@@ -574,11 +606,13 @@ export class GameScreen {
       status: h("section", { id: "status-panel", class: "panel", "aria-label": "Honor, Energy and turn" }),
       actions: h("section", { id: "action-panel", class: "panel", "aria-label": "Your actions", "aria-live": "polite" }),
       tabs: h("div", { class: "tabs", role: "tablist" }),
-      tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel" }),
+      // focusable: a scrolling region must be reachable by keyboard (its keys scroll it)
+      tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel", tabindex: 0, onscroll: () => this.onLogScroll() }),
       boardHolder: h("div", { id: "board-holder" }),
       zoom: h("div", { class: "zoom-holder" }),
       tools: h("div", { class: "board-tools", role: "toolbar", "aria-label": "Board view" }),
       combat: h("div", { id: "combat-holder" }),
+      guide: h("div", { id: "guide-holder" }),
       overlay: h("div", { id: "overlay-holder" }),
     };
     this.zoom = new BoardZoom(this.els.boardHolder);
@@ -595,15 +629,23 @@ export class GameScreen {
           h(
             "div",
             { class: "side-columns" },
+            // whose turn it is and both sides' stocks first: no panel pushes them out of view
+            this.els.status,
             this.els.combat,
-            h("div", { class: "side-main" }, this.els.tools, this.els.status, this.els.actions),
+            h("div", { class: "side-main" }, this.els.guide, this.els.tools, this.els.actions),
             h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
           ),
         ),
         this.els.overlay,
       ),
     );
-    setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}` : "spectating"}`);
+    this.showWhere();
+  }
+
+  /** The top bar: the game, the seat, and against the computer its level. */
+  showWhere() {
+    const computer = this.seat ? this.computerLevel(enemyOf(this.seat)) : null;
+    setWhere(`Game ${this.room} · ${this.seat ? `you play the ${FACTION_NAME[this.seat]}${computer ? ` against the computer (${computer})` : ""}` : "spectating"}`);
   }
 
   queueRender(delay = 0) {
@@ -642,6 +684,7 @@ export class GameScreen {
     game.dataset.combat = m && m.combat ? "true" : "false";
     game.dataset.selection = sortNames(this.ui.selected).join(",");
     game.dataset.connection = this.status.state;
+    game.dataset.viewing = this.viewedTurn() ? String(this.viewedTurn()) : "";
     this.renderTools();
     this.renderBoardArea();
     this.renderStatus();
@@ -649,6 +692,14 @@ export class GameScreen {
     this.renderTabs();
     replace(this.els.combat, m && m.phase !== "setup" ? renderCombatPanel(this) : "");
     this.renderOverlay();
+    replace(this.els.guide, renderGuide(this, () => {
+      setGuide(false);
+      this.queueRender();
+    }));
+    markGuideTarget(game, this);
+    // what scrolls into view (a focused field, a list's button) stops below the sticky status
+    const side = game.querySelector("aside.side");
+    if (side) side.style.scrollPaddingTop = `${this.els.status.offsetHeight + 8}px`;
     restoreFocus(key);
     if (this.ui.focusDest) {
       this.ui.focusDest = false;
@@ -675,15 +726,37 @@ export class GameScreen {
           }, "Mark which of your units the enemy can identify")
         : null,
       this.seat && mayAskNotifications()
-        ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, "🔔 Tell me when it's my move")
+        ? h("button", { type: "button", id: "btn-notify", class: "toggle", title: "A browser notification when your move comes while this tab is hidden", onclick: () => askNotifications().then(() => this.queueRender()) }, [icon("bell"), " Tell me when it's my move"])
         : null,
+      this.seat
+        ? toggle("toggle-guide", "Guide", guideOn(), () => {
+            setGuide(!guideOn());
+            this.queueRender();
+          }, "The first-game guide: the next thing to do, during the setup and the first turns")
+        : null,
+      h("a", { class: "button toggle", id: "link-rules-game", href: "#/rules", target: "_blank", rel: "noopener" }, "Rules"),
       this.final ? h("span", { class: "tool-note" }, "Final position, everything revealed") : null,
     );
   }
 
   boardModel() {
+    if (this.viewedTurn()) return this.turnEnds[this.ui.viewing];
     if (this.final && (this.model ? this.model.phase === "over" : true)) return this.final.model;
     return this.model;
+  }
+
+  /** The turn whose end the board shows instead of the live position (read-only), or null. */
+  viewedTurn() {
+    return this.ui.viewing && this.turnEnds[this.ui.viewing] ? this.ui.viewing : null;
+  }
+
+  /** Look at the position at the end of a past turn (from the log), or back at the live one. */
+  viewTurn(turn) {
+    this.ui.viewing = turn;
+    this.ui.selected.clear();
+    this.ui.hermes = null;
+    this.ui.targeting = null;
+    this.queueRender();
   }
 
   renderBoardArea() {
@@ -693,7 +766,10 @@ export class GameScreen {
       return;
     }
     let opts;
-    if (m.phase === "setup") {
+    if (this.viewedTurn()) {
+      // read-only: nothing to select, nowhere to go
+      opts = { board: this.board, model: this.boardModel(), seat: this.seat, selected: new Set(), movable: new Set(), destinations: new Map(), onUnit: null, onDestination: () => {}, showNumbers: this.ui.showNumbers, enemyKnows: this.ui.enemyKnows, highlight: new Set() };
+    } else if (m.phase === "setup") {
       opts = setupBoardOptions(this);
     } else {
       const fullInfo = Boolean(this.final && m.phase === "over");
@@ -733,11 +809,17 @@ export class GameScreen {
       return h(
         "div",
         { class: ["score", `side-${f}`, state.acting ? "active" : null], dataset: { side: f, state: state.key } },
-        h("span", { class: "score-name" }, `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`, this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null),
-        computer ? h("span", { class: "computer", dataset: { computer: f } }, `Computer (${computer})`) : null,
+        h(
+          "span",
+          { class: "score-name" },
+          `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`,
+          computer
+            ? [" · ", h("span", { class: "computer player-name", dataset: { computer: f, side: f } }, `Computer (${computer})`)]
+            : this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null,
+        ),
         text ? h("span", { class: "side-state", dataset: { state: state.key } }, text) : null,
-        h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "❦ "), "Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
-        h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, h("span", { class: "icon", "aria-hidden": "true" }, "⚡ "), "Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
+        h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, icon("honor"), " Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
+        h("span", { class: "score-energy", title: "Energy", "aria-label": `Energy ${m.energy[f]}` }, icon("energy"), " Energy ", h("strong", { class: "energy-value" }, String(m.energy[f]))),
         h("span", { class: "clock", dataset: { clockSide: f } }),
       );
     });
@@ -786,12 +868,12 @@ export class GameScreen {
     for (const el of this.els.status.querySelectorAll("[data-clock-side]")) {
       const d = m.deadlines && m.deadlines[el.dataset.clockSide];
       if (!d || !d.due || m.phase === "over") {
-        el.textContent = "";
+        replace(el, "");
         continue;
       }
       const left = Math.max(0, Math.round((d.due - Date.now()) / 1000));
       const clock = left >= 3600 ? duration(left) : `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-      el.textContent = `⏱ ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`;
+      replace(el, icon("clock"), ` ${clock} to ${{ commit: "commit", move: "move", setup: "set up" }[d.kind] || "choose"}`);
       el.classList.toggle("urgent", left < 15);
     }
   }
@@ -801,6 +883,18 @@ export class GameScreen {
     const el = this.els.actions;
     if (!m) {
       replace(el, "");
+      return;
+    }
+    if (this.viewedTurn()) {
+      replace(
+        el,
+        h(
+          "div",
+          { id: "viewing", class: "viewing", role: "status" },
+          h("p", {}, h("strong", {}, `The position after turn ${this.viewedTurn()}`), ` (read-only, ${this.turnEnds[this.viewedTurn()].seenBy === "everyone" ? "everything revealed" : this.turnEnds[this.viewedTurn()].seenBy === "spectator" ? "as a spectator saw it" : "as you saw it then"}). The game goes on meanwhile.`),
+          h("button", { type: "button", id: "btn-live", class: "primary", onclick: () => this.viewTurn(null) }, "Back to the live position"),
+        ),
+      );
       return;
     }
     if (m.phase === "setup") {
@@ -878,11 +972,12 @@ export class GameScreen {
     }
     const buttons = [];
     const lit = turn.find((a) => a.command.type === "liturgy");
-    if (lit) buttons.push(h("button", { type: "button", id: "btn-liturgy", onclick: () => this.liturgy() }, `Liturgy (Energy +6, Honor ${signed(lit.honor)})`));
+    if (lit) buttons.push(h("button", { type: "button", id: "btn-liturgy", onclick: () => this.liturgy() }, `Liturgy (Energy ${signed(-lit.energy)}, Honor ${signed(lit.honor)})`));
     if (turn.some((a) => a.command.type === "pass")) buttons.push(h("button", { type: "button", id: "btn-pass", onclick: () => this.pass() }, "Pass"));
     const bolts = turn.filter((a) => a.command.type === "thunderbolt");
     if (bolts.length) buttons.push(h("button", { type: "button", id: "btn-thunderbolt", onclick: () => { this.ui.selected.clear(); this.ui.targeting = "thunderbolt"; this.queueRender(); } }, `Thunderbolt (Energy −${bolts[0].energy}, Honor ${signed(bolts[0].honor)})`));
-    if (turn.some((a) => a.command.type === "recall")) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, "Recall a fallen comrade (Energy −10)"));
+    const recalls = turn.filter((a) => a.command.type === "recall");
+    if (recalls.length) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, `Recall a fallen comrade (${costLine(recalls[0].honor, recalls[0].energy)})`));
     parts.push(h("div", { class: "button-row", role: "group", "aria-label": "Other actions" }, buttons));
     replace(el, ...parts);
   }
@@ -900,6 +995,7 @@ export class GameScreen {
       hm.honor += d.honor;
       hm.energy += d.energy;
     }
+    hm.estimated = hm.steps.length > 1;
   }
 
   renderTabs() {
@@ -908,6 +1004,20 @@ export class GameScreen {
       ["characters", "Characters"],
       ["honor", "Honor table"],
     ];
+    const open = (id) => {
+      this.ui.tab = id;
+      if (id === "log") this.ui.logStick = true; // the log opens at its newest line
+    };
+    // a tab list: one stop for Tab (the chosen tab, then its panel), the arrows choose a tab
+    const onkeydown = (event) => {
+      const step = { ArrowRight: 1, ArrowLeft: -1 }[event.key];
+      if (!step) return;
+      event.preventDefault();
+      const at = tabs.findIndex(([id]) => id === this.ui.tab);
+      open(tabs[(at + step + tabs.length) % tabs.length][0]);
+      this.render();
+      document.getElementById(`tab-${this.ui.tab}`).focus();
+    };
     replace(
       this.els.tabs,
       tabs.map(([id, label]) =>
@@ -915,26 +1025,72 @@ export class GameScreen {
           type: "button",
           role: "tab",
           id: `tab-${id}`,
+          tabindex: this.ui.tab === id ? 0 : -1,
           "aria-selected": this.ui.tab === id ? "true" : "false",
           "aria-controls": "tab-panel",
           class: "tab",
+          onkeydown,
           onclick: () => {
-            this.ui.tab = id;
+            open(id);
             this.queueRender();
           },
         }, label),
       ),
     );
     const panel = this.els.tab;
-    const atBottom = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 30;
+    panel.setAttribute("aria-labelledby", `tab-${this.ui.tab}`);
+    const kept = panel.scrollTop;
+    const wasLog = panel.dataset.tab === "log";
+    panel.dataset.tab = this.ui.tab;
     if (this.ui.tab === "log") {
-      replace(panel, h("ol", { class: "log", id: "event-log", "aria-label": "Event log" }, this.log.slice(-400).map((l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text))));
-      if (atBottom || this.ui.logStick !== false) panel.scrollTop = panel.scrollHeight;
+      replace(panel, this.renderLog());
+      // the newest line, unless the reader scrolled back in this log (then it stays put)
+      if (this.ui.logStick || !wasLog) {
+        this.ui.logStick = true;
+        panel.scrollTop = panel.scrollHeight;
+      } else panel.scrollTop = kept;
+      this.ui.logTop = panel.scrollTop;
     } else if (this.ui.tab === "characters") {
       replace(panel, renderCharacters(this));
     } else {
       replace(panel, renderHonorTable());
     }
+  }
+
+  /** The log grouped by turn: each turn's heading is a button that shows the position at its
+   * end on the board (when this screen saw it), the live turn's says so. */
+  renderLog() {
+    const groups = [];
+    for (const l of this.log.slice(-400)) {
+      if (l.t === "turn_started" || !groups.length) groups.push({ head: l.t === "turn_started" ? l : null, lines: [] });
+      if (l.t !== "turn_started") groups[groups.length - 1].lines.push(l);
+    }
+    const line = (l) => h("li", { class: `log-${l.t}`, dataset: { seq: String(l.seq) } }, l.text);
+    const live = this.model ? this.model.turn_number : 0;
+    return h(
+      "ol",
+      { class: "log", id: "event-log", "aria-label": "Event log, by turn" },
+      groups.map((g) => {
+        const turn = g.head && g.head.turn;
+        const viewable = turn && this.turnEnds[turn] && turn !== live;
+        const viewing = turn && this.viewedTurn() === turn;
+        const head = !g.head
+          ? null
+          : viewable
+            ? h("button", { type: "button", class: ["log-turn", "link"], "aria-pressed": viewing ? "true" : "false", dataset: { turn: String(turn) }, title: "Show the position after this turn", onclick: () => this.viewTurn(viewing ? null : turn) }, g.head.text)
+            : h("span", { class: "log-turn", dataset: { turn: String(turn || "") } }, g.head.text, turn && turn === live ? h("span", { class: "tag" }, " (now)") : null);
+        return h("li", { class: ["log-group", viewing ? "viewing" : null], dataset: { turn: String(turn || "") } }, head, h("ol", { class: "log-lines" }, g.lines.map(line)));
+      }),
+    );
+  }
+
+  /** The reader scrolled the log: it follows the newest line again once scrolled to the end.
+   * (A scroll to where the drawing put it is the drawing's own, not the reader's.) */
+  onLogScroll() {
+    const panel = this.els.tab;
+    if (this.ui.tab !== "log" || panel.scrollTop === this.ui.logTop) return;
+    this.ui.logTop = null;
+    this.ui.logStick = panel.scrollTop + panel.clientHeight >= panel.scrollHeight - 4;
   }
 
   /** The game-over panel's rematch offer: same options, sides swapped (api.md, "Rematch"). */
@@ -1011,6 +1167,29 @@ export class GameScreen {
       ),
     );
   }
+}
+
+/**
+ * The position at the end of each turn of a history this screen did not fold itself (a fresh
+ * browser): the events a spectator saw (`seenBy: "spectator"`), or once the game is over its
+ * whole log, everything revealed (`"everyone"`). Never more than the seat may know.
+ */
+function publicTurnEnds(events, over) {
+  const ends = {};
+  if (over) {
+    const game = new RawGame();
+    for (const e of events) {
+      if (e.t === "turn_started" && game.m.phase !== "setup" && game.m.turn_number) ends[game.m.turn_number] = { ...game.model(), seenBy: "everyone" };
+      game.apply(e);
+    }
+    return ends;
+  }
+  const m = emptyModel();
+  for (const e of events) {
+    if (e.t === "turn_started" && m.phase !== "setup" && m.turn_number) ends[m.turn_number] = { ...structuredClone(m), seenBy: "spectator" };
+    applyEvent(m, e);
+  }
+  return ends;
 }
 
 function sameVariant(a, b) {

@@ -1,5 +1,5 @@
 // The router: #/ lobby · #/join/<room> invite · #/play/<room> your seat · #/watch/<room> spectate ·
-// #/replay/<room> finished game.
+// #/replay/<room> finished game · #/rules the rules in short.
 
 import { h, replace } from "./dom.js";
 import { loadBoard } from "./data.js";
@@ -7,6 +7,7 @@ import { seatFor } from "./api.js";
 import { Lobby, JoinPage, HostWait } from "./lobby.js";
 import { GameScreen } from "./game.js";
 import { ReplayScreen } from "./replay.js";
+import { RulesPage } from "./rules.js";
 import { setWhere, showConnection } from "./ui.js";
 import { enableBoardDrag } from "./setup.js";
 
@@ -28,6 +29,8 @@ async function route() {
   }
   if (!page) {
     current = new Lobby(root);
+  } else if (page === "rules") {
+    current = new RulesPage(root);
   } else if (page === "join" && room) {
     current = new JoinPage(root, room);
   } else if (page === "watch" && room) {

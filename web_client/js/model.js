@@ -119,6 +119,11 @@ export function applyEvent(m, e) {
       break;
     case "honor_changed":
       m.honor[e.faction] += e.delta;
+      if (e.reason === "combat" && m.lastCombat && m.lastCombat.rounds.length) {
+        // what the round's commitments cost, as the rules charged it (text.js explains it)
+        const round = m.lastCombat.rounds[m.lastCombat.rounds.length - 1];
+        round.honor = { ...(round.honor || {}), [e.faction]: ((round.honor || {})[e.faction] || 0) + e.delta };
+      }
       break;
     case "energy_changed":
       m.energy[e.faction] += e.delta;

@@ -1,4 +1,5 @@
-// Replay of a finished game, step by step with full information, from GET /rooms/{room}/log.
+// Replay of a finished game with full information, from GET /rooms/{room}/log: by move (a turn's
+// action with its combat and choices is one step, `movesOf`), or event by event.
 
 import { h, replace } from "./dom.js";
 import { api } from "./api.js";
@@ -8,6 +9,7 @@ import { renderBoard } from "./board.js";
 import { FACTION_NAME, FACTIONS, END_REASON } from "./data.js";
 import { setWhere } from "./ui.js";
 import { BoardZoom } from "./zoom.js";
+import { icon } from "./icons.js";
 
 export class ReplayScreen {
   constructor(root, { board, room }) {
@@ -15,7 +17,9 @@ export class ReplayScreen {
     this.board = board;
     this.room = room;
     this.steps = [];
-    this.index = 0;
+    this.moves = [];
+    this.mode = "moves"; // or "events"
+    this.index = 0; // the event step shown
     this.timer = null;
     this.showNumbers = true;
   }
@@ -36,7 +40,8 @@ export class ReplayScreen {
     }
     this.result = log.result;
     this.steps = replayLog(log.events).filter((s) => s.event.t !== "clock_set");
-    this.index = 0;
+    this.moves = movesOf(this.steps);
+    this.index = this.moves[0].last;
     this.build();
     this.show();
   }
@@ -52,19 +57,18 @@ export class ReplayScreen {
       zoom: h("div", { class: "zoom-holder" }),
       text: h("p", { id: "replay-text", class: "replay-text", "aria-live": "polite" }),
       counter: h("span", { id: "replay-counter" }),
-      slider: h("input", { type: "range", id: "replay-slider", min: 0, max: this.steps.length - 1, value: 0, "aria-label": "Step" }),
+      slider: h("input", { type: "range", id: "replay-slider", min: 0, max: this.moves.length - 1, value: 0, "aria-label": "Step" }),
+      modes: h("div", { class: "button-row", role: "group", "aria-label": "Step by" }),
       status: h("div", { class: "panel", id: "status-panel" }),
       log: h("ol", { class: "log replay-log", id: "replay-log" }),
-      play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ▶"),
+      play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ", icon("play")),
     };
     this.zoom = new BoardZoom(this.els.board);
     this.zoom.onChange = () => replace(this.els.zoom, this.zoom.controls());
     replace(this.els.zoom, this.zoom.controls());
-    this.els.slider.addEventListener("input", () => this.go(Number(this.els.slider.value)));
+    this.els.slider.addEventListener("input", () => this.goStep(Number(this.els.slider.value)));
     const btn = (id, label, aria, fn) => h("button", { type: "button", id, "aria-label": aria, onclick: fn }, label);
-    this.els.log.append(
-      ...this.steps.map((s, i) => h("li", { dataset: { index: String(i) } }, h("button", { type: "button", class: "link", onclick: () => this.go(i) }, describe(s.event, null) || s.event.t))),
-    );
+    this.fillLog();
     replace(
       this.root,
       h(
@@ -80,7 +84,7 @@ export class ReplayScreen {
             h(
               "div",
               { class: "side-main" },
-              h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.go(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.go(this.index - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.go(this.index + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.go(this.steps.length - 1)), this.els.slider, this.els.counter), this.els.text),
+              h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.goStep(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.goStep(this.stepIndex() - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.goStep(this.stepIndex() + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.goStep(this.stepCount() - 1)), this.els.slider, this.els.counter), this.els.modes, this.els.text),
               this.els.status,
             ),
             h("div", { class: "side-log" }, h("section", { class: "panel tab-panel", "aria-label": "Moves" }, this.els.log)),
@@ -90,10 +94,10 @@ export class ReplayScreen {
     );
     this.keys = (e) => {
       if (e.target && (e.target.tagName === "INPUT" || e.target.tagName === "TEXTAREA")) return;
-      if (e.key === "ArrowRight") this.go(this.index + 1);
-      else if (e.key === "ArrowLeft") this.go(this.index - 1);
-      else if (e.key === "Home") this.go(0);
-      else if (e.key === "End") this.go(this.steps.length - 1);
+      if (e.key === "ArrowRight") this.goStep(this.stepIndex() + 1);
+      else if (e.key === "ArrowLeft") this.goStep(this.stepIndex() - 1);
+      else if (e.key === "Home") this.goStep(0);
+      else if (e.key === "End") this.goStep(this.stepCount() - 1);
       else return;
       e.preventDefault();
     };
@@ -104,13 +108,13 @@ export class ReplayScreen {
     if (this.timer) {
       clearInterval(this.timer);
       this.timer = null;
-      this.els.play.textContent = "Play ▶";
+      replace(this.els.play, "Play ", icon("play"));
       return;
     }
-    this.els.play.textContent = "Pause ❚❚";
+    replace(this.els.play, "Pause ", icon("pause"));
     this.timer = setInterval(() => {
-      if (this.index >= this.steps.length - 1) this.toggle();
-      else this.go(this.index + 1);
+      if (this.stepIndex() >= this.stepCount() - 1) this.toggle();
+      else this.goStep(this.stepIndex() + 1);
     }, 700);
   }
 
@@ -119,22 +123,101 @@ export class ReplayScreen {
     this.show();
   }
 
+  /** The move holding event step `i`. */
+  moveAt(i) {
+    return this.moves.findIndex((mv) => mv.first <= i && i <= mv.last);
+  }
+
+  /** The current step in the current mode: a move's number, or an event's. */
+  stepIndex() {
+    return this.mode === "moves" ? this.moveAt(this.index) : this.index;
+  }
+
+  stepCount() {
+    return this.mode === "moves" ? this.moves.length : this.steps.length;
+  }
+
+  /** Go to step `i` of the current mode: a move shows the position once it is complete. */
+  goStep(i) {
+    if (this.mode === "events") return this.go(i);
+    const mv = this.moves[Math.max(0, Math.min(this.moves.length - 1, i))];
+    return this.go(mv.last);
+  }
+
+  setMode(mode) {
+    this.mode = mode;
+    if (mode === "moves") this.index = this.moves[this.moveAt(this.index)].last;
+    this.fillLog();
+    this.show();
+  }
+
+  /** The list beside the board: the moves (a turn each, with what happened in it), or every event. */
+  fillLog() {
+    const items = this.mode === "moves"
+      ? this.moves.map((mv, i) => h("li", { dataset: { move: String(i), index: String(mv.last) } }, h("button", { type: "button", class: "link", onclick: () => this.goStep(i) }, mv.label)))
+      : this.steps.map((s, i) => h("li", { dataset: { index: String(i) } }, h("button", { type: "button", class: "link", onclick: () => this.go(i) }, describe(s.event, null) || s.event.t)));
+    replace(this.els.log, items);
+    this.els.slider.max = String(this.stepCount() - 1);
+    replace(
+      this.els.modes,
+      [["moves", "By move", "replay-by-move"], ["events", "By event", "replay-by-event"]].map(([mode, label, id]) =>
+        h("button", { type: "button", id, class: "toggle", "aria-pressed": this.mode === mode ? "true" : "false", onclick: () => this.setMode(mode) }, label),
+      ),
+    );
+  }
+
   show() {
     const step = this.steps[this.index];
     const m = step.model;
     replace(this.els.board, renderBoard({ board: this.board, model: m, seat: null, showNumbers: this.showNumbers, selected: new Set() }));
-    this.els.text.textContent = describe(step.event, null) || step.event.t;
-    this.els.counter.textContent = `Step ${this.index + 1} / ${this.steps.length}`;
-    this.els.slider.value = String(this.index);
-    document.getElementById("replay").dataset.index = String(this.index);
+    const move = this.moves[this.moveAt(this.index)];
+    const said = this.mode === "moves"
+      ? this.steps.slice(move.first, move.last + 1).map((s) => describe(s.event, null)).filter(Boolean).join(" ")
+      : describe(step.event, null) || step.event.t;
+    this.els.text.textContent = said;
+    this.els.counter.textContent = this.mode === "moves" ? `Move ${this.stepIndex() + 1} / ${this.moves.length}` : `Step ${this.index + 1} / ${this.steps.length}`;
+    this.els.slider.value = String(this.stepIndex());
+    const root = document.getElementById("replay");
+    root.dataset.index = String(this.index);
+    root.dataset.move = String(this.moveAt(this.index));
+    root.dataset.mode = this.mode;
     replace(
       this.els.status,
       h("p", { class: "turn-indicator" }, m.phase === "over" ? `Over: ${m.result === "draw" ? "draw" : `${FACTION_NAME[m.result]} win`} (${END_REASON[m.reason] || m.reason || ""})` : m.phase === "setup" ? "Setup" : `Turn ${m.turn_number}: ${FACTION_NAME[m.turn]}${m.combat ? ` · combat in region ${m.combat.region}` : ""}`),
       FACTIONS.map((f) => h("div", { class: ["score", `side-${f}`] }, h("span", { class: "score-name" }, FACTION_NAME[f]), h("span", {}, `Honor ${m.honor[f]}`), h("span", {}, `Energy ${m.energy[f]}`))),
       m.eliminated.length ? h("p", {}, `Eliminated: ${m.eliminated.join(", ")}`) : null,
     );
-    for (const li of this.els.log.children) li.classList.toggle("current", Number(li.dataset.index) === this.index);
-    const cur = this.els.log.children[this.index];
+    const at = this.stepIndex();
+    for (const [i, li] of [...this.els.log.children].entries()) li.classList.toggle("current", i === at);
+    const cur = this.els.log.children[at];
     if (cur) cur.scrollIntoView({ block: "nearest" });
   }
+}
+
+/** The moves of a game's steps: the setup, then each turn from its `turn_started` to the next,
+ * its action with its combat and choices, each `{first, last, label}` (indices of `steps`). */
+export function movesOf(steps) {
+  const moves = [];
+  for (const [i, s] of steps.entries()) {
+    if (!moves.length || s.event.t === "turn_started") moves.push({ first: i, last: i, events: [] });
+    const mv = moves[moves.length - 1];
+    mv.last = i;
+    mv.events.push(s.event);
+  }
+  for (const mv of moves) mv.label = moveLabel(mv.events);
+  return moves;
+}
+
+const ACTIONS = new Set(["units_moved", "liturgy_performed", "thunderbolt_thrown", "unit_recalled", "passed", "deadline_missed"]);
+
+function moveLabel(events) {
+  const start = events[0];
+  if (start.t !== "turn_started") return "Setup";
+  const action = events.find((e) => ACTIONS.has(e.t));
+  const combat = events.find((e) => e.t === "combat_started");
+  const end = events.find((e) => e.t === "game_ended");
+  const words = [`Turn ${start.number}: ${action ? describe(action, null) || action.t : `the ${FACTION_NAME[start.faction]}`}`];
+  if (combat) words.push(`Combat in region ${combat.region}.`);
+  if (end) words.push(describe(end, null) || "The game ends.");
+  return words.join(" ");
 }

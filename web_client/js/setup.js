@@ -183,11 +183,21 @@ export function setupBoardOptions(screen) {
   };
 }
 
+/**
+ * Who the opponent is, under the setup: against the computer its level (no invite, no seat to
+ * take, no spectators to call); against a person the invite link, whether the seat is taken and
+ * the spectators' link. Nothing until the room's summary says which (no invite flashing by).
+ */
 function inviteBox(screen) {
   const link = `${location.origin}${location.pathname}#/join/${screen.room}`;
   const summary = screen.summary;
   const other = screen.seat ? enemyOf(screen.seat) : null;
-  const joined = summary && other ? summary.seats[other] : null;
+  if (!summary || !other) return null;
+  const computer = screen.computerLevel(other);
+  if (computer) {
+    return h("p", { id: "opponent-computer", class: "opponent-computer" }, `You play against the computer (${computer}): it sets up its ${FACTION_NAME[other]} at once.`);
+  }
+  const joined = summary.seats[other];
   return h(
     "div",
     { class: "invite" },
@@ -208,7 +218,7 @@ function inviteBox(screen) {
         },
       }, "Copy"),
     ),
-    h("p", { id: "opponent-status", class: "hint", dataset: { joined: String(Boolean(joined)) } }, joined === null ? "" : joined ? `The ${FACTION_NAME[other]} seat is taken.` : `Nobody has taken the ${FACTION_NAME[other]} seat yet.`),
+    h("p", { id: "opponent-status", class: "hint", dataset: { joined: String(Boolean(joined)) } }, joined ? `The ${FACTION_NAME[other]} seat is taken.` : `Nobody has taken the ${FACTION_NAME[other]} seat yet.`),
     h("p", { class: "hint" }, "Spectators: ", h("a", { href: `#/watch/${screen.room}` }, "watch link")),
   );
 }
@@ -224,7 +234,7 @@ export function renderSetupPanel(screen) {
       { id: "setup-waiting" },
       h("h2", {}, "Random Setup"),
       h("p", {}, "The service draws both setups as soon as both seats are taken: your leader in or next to your base, 8 others at random."),
-      h("p", { class: "waiting" }, "Waiting for the opponent…"),
+      h("p", { class: "waiting" }, screen.computerLevel(enemyOf(screen.seat)) ? "The service is drawing both setups…" : "Waiting for the opponent…"),
       inviteBox(screen),
     );
   }
@@ -233,7 +243,7 @@ export function renderSetupPanel(screen) {
       "div",
       { id: "setup-waiting" },
       h("h2", {}, "Setup sealed"),
-      h("p", { class: "waiting", role: "status" }, m.setup.submitted[enemyOf(screen.seat)] ? "Both setups are in…" : "Your setup is sealed. Waiting for the opponent to submit theirs…"),
+      h("p", { class: "waiting", role: "status" }, m.setup.submitted[enemyOf(screen.seat)] ? "Both setups are in…" : `Your setup is sealed. Waiting for ${screen.computerLevel(enemyOf(screen.seat)) ? "the computer" : "the opponent"} to submit theirs…`),
       inviteBox(screen),
     );
   }
@@ -264,7 +274,7 @@ export function renderSetupPanel(screen) {
           class: "setup-select",
           "aria-pressed": draft.selected === name ? "true" : "false",
           "data-focus-key": `setup:${name}`,
-          title: c.power,
+          "aria-describedby": `power-${name}`,
           onclick: () => {
             if (screen.dragJustEnded) return;
             draft.select(name);
@@ -277,6 +287,7 @@ export function renderSetupPanel(screen) {
         name === draft.leader ? " (leader)" : "",
       ),
       h("span", { class: "where" }, picked ? (where === undefined ? "not placed" : `region ${where}`) : "left out"),
+      h("span", { class: "power-line", id: `power-${name}` }, c.power),
     );
   });
   return h(

@@ -196,11 +196,11 @@ export function explainRound(e, attacker = null) {
       }
     }
   }
+  // what the commitments cost in Honor, as the rules charged it (their honor_changed events,
+  // folded into the round by model.js); not known yet while the round's own line is written
   for (const f of ["olympians", "chthonians"]) {
-    const costs = [];
-    if (by[f].maneuver === "all_out_attack" || by[f].maneuver === "all_out_defense") costs.push("−2 Honor for the all-out maneuver");
-    if (by[f].energy > 4) costs.push("−1 Honor for more than 4 Energy (unless a power waives it)");
-    if (costs.length) lines.push(`${FACTION_NAME[f]}: ${costs.join(", ")}.`);
+    const honor = e.honor && e.honor[f];
+    if (honor) lines.push(`${FACTION_NAME[f]}: Honor ${honor < 0 ? "−" : "+"}${Math.abs(honor)} for their commitment.`);
   }
   return { summary: `Round ${e.round} resolved — ${choices}. ${lines[0] || ""}`, choices, lines, attacker };
 }

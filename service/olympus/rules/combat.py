@@ -196,24 +196,48 @@ _NAMES: Final = {f: f.value for f in FACTIONS}
 
 
 def removal_outcomes(state: GameState, faction: Faction) -> dict[str, Any] | None:
-    """While ``faction`` chooses which of its units in a combat to remove: for each candidate,
-    both sides' strengths in the combat that follows (None when it ends), so that the choice
-    says what follows (Ares will fight alone...). Computed by playing the choice."""
-    if state.combat is None or not state.pending:
+    """While ``faction`` chooses which of its units to remove (in a combat, R8) or to lose to a
+    thunderbolt (R10): what each choice leads to, computed by playing it, so that the choice
+    says what follows beyond its label. For each candidate:
+
+    - ``strength``: both sides' strengths in the combat round that follows, or None when the
+      combat ends (or there is none);
+    - ``eliminated``: every unit the choice eliminates, the chosen one first (Thanatos takes
+      the others in his region with him);
+    - ``leader``: when the side's leader falls, its successor's name, or None (no successor);
+      absent otherwise;
+    - ``result``: the game's result when the choice ends it (the last Chthonian leader, Honor),
+      else None.
+
+    Made of what ``faction`` may know (R7): its own units, and units already revealed."""
+    if not state.pending:
         return None
     step = state.pending[0]
-    if step.faction is not faction or step.kind is not StepKind.REMOVE:
+    if step.faction is not faction or step.kind not in (StepKind.REMOVE, StepKind.STRUCK):
         return None
     outcomes: dict[str, Any] = {}
     for unit in removal_candidates(state, step):
         d = Decision(state)
         choose_removal(d, faction, unit)
         after = d.state
-        outcomes[unit] = (
-            {f.value: s.to_dict() for f, s in strengths(after).items()}
-            if after.combat is not None and not d.over
-            else None
-        )
+        outcome: dict[str, Any] = {
+            "strength": (
+                {f.value: s.to_dict() for f, s in strengths(after).items()}
+                if after.combat is not None and not d.over
+                else None
+            ),
+            "eliminated": [
+                e.unit
+                for e in d.events
+                if isinstance(e, ev.UnitEliminated)
+                and (BY_NAME[e.unit].faction is faction or e.unit in state.revealed)
+            ],
+            "result": after.result if d.over else None,
+        }
+        for e in d.events:
+            if isinstance(e, ev.LeaderSucceeded) and e.faction is faction:
+                outcome["leader"] = e.leader
+        outcomes[unit] = outcome
     return outcomes
 
 

@@ -110,7 +110,7 @@ _FLIERS: Final = frozenset(c.name for c in CHARACTERS if c.flier)
 class _Group:
     """What listing a group's moves asks of the group alone, once for all its destinations."""
 
-    __slots__ = ("fly", "group_key", "movers", "users", "walks")
+    __slots__ = ("chargers", "fly", "group_key", "movers", "users", "walks")
 
     def __init__(self, state: GameState, side: Faction, units: tuple[str, ...], fly: bool) -> None:
         # a group of ``_groups``: own units on the board, R1-ordered, together (no check needed)
@@ -120,6 +120,8 @@ class _Group:
         # the movers' optional powers (use_power); Hermes alone, walking: paths of further steps
         powers = self.movers.powers
         self.users = powers.uses_power_on_move
+        # the movers whose power changes their side's Honor or Energy as they move (listed)
+        self.chargers = powers_of(units, "move_charges")
         self.walks = not fly and len(units) == 1 and bool(powers.takes_extra_steps)
 
     @property
@@ -146,10 +148,13 @@ def _destination_moves(
     group: _Group,
     to: int,
     revealers: list[tuple[str, Power]],
+    outcomes: bool = True,
 ) -> None:
     """Add the legal moves of ``group`` to ``to`` in every form, each judged as ``decide``
     judges it (``Movers.verdict``): with or without revealing a unit for its power, with or
-    without the movers' optional power; and Hermes' paths of one further step."""
+    without the movers' optional power; and Hermes' paths of one further step. With
+    ``outcomes``, a move whose meeting eliminates units at once carries it (``_meeting``);
+    a playout's draw has no use for it."""
     movers, fly = group.movers, group.fly
     move = movers.move(to, fly)
     forms = _forms(state, move, revealers, group.users) if revealers or group.users else _PLAIN
@@ -160,9 +165,40 @@ def _destination_moves(
         plan = movers.verdict(variant, reveal)
         if isinstance(plan, Refusal):
             continue
-        listing.move(variant, group.group_key, reveal, (), plan.honor, plan.energy)
+        honor, energy = plan.honor, plan.energy
+        for power in group.chargers:  # what the movers' powers charge, as they charge it
+            power_honor, power_energy = power.move_charges(state, variant)
+            honor, energy = honor + power_honor, energy - power_energy
+        meets = outcomes and state.count_in(to, variant.faction.enemy) > 0
+        outcome = _meeting(state, plan) if meets else None
+        if outcome is None:
+            listing.move(variant, group.group_key, reveal, (), honor, energy)
+        else:
+            action = listed_move(variant, group.group_key, reveal, (), honor, energy)
+            action.outcome = outcome
+            listing.extend([action])
         if group.walks and not state.occupied(to):
             _extra_steps(listing, state, plan, group.group_key, reveal)
+
+
+def _meeting(state: GameState, plan: MovePlan) -> tuple[tuple[str, ...], str | None] | None:
+    """What meeting the enemy at a move's destination does at once (R8: Cronus meeting Zeus,
+    Demeter meeting Persephone, a sneak attack on a lone Olympian), played by ``make_move``:
+    the units it eliminates and the game's result if it ends it. None when it eliminates
+    nobody at once, when no power there acts on a meeting, or when an enemy unit there is
+    hidden: what a meeting does depends on who is met, which the side may not know (R7)."""
+    move = plan.move
+    enemies = state.units_in(move.destination, move.faction.enemy)
+    if any(u not in state.revealed for u in enemies):
+        return None
+    if not powers_of((*move.units, *enemies), "on_meeting"):
+        return None
+    d = Decision(state)
+    make_move(d, plan)
+    eliminated = tuple(e.unit for e in d.events if isinstance(e, ev.UnitEliminated))
+    if not eliminated and not d.over:
+        return None
+    return eliminated, (d.state.result if d.over else None)
 
 
 def _forms(
@@ -426,7 +462,7 @@ def random_legal_action(state: GameState, side: Faction, rng: random.Random) -> 
         if group is None:
             group = judged[g] = _Group(state, side, *groups[g])
         listing = ListedActions()
-        _destination_moves(listing, state, group, to, revealers)
+        _destination_moves(listing, state, group, to, revealers, outcomes=False)
         if listing.actions:
             return rng.choice(listing.actions)
     return None

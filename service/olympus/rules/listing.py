@@ -42,7 +42,9 @@ class LegalAction:
     ``command`` is the pydantic command, built from ``wire`` on first use, and ``type`` its tag;
     a listed move's ``wire`` is itself built on first use from its fields (``MoveFields``).
     ``key`` stands for what it lists. Equality, hashing and repr are those of
-    (command, honor, energy).
+    (command, honor, energy). ``outcome``, set on a move whose meeting at its destination
+    eliminates units at once (``legal``: Cronus meeting Zeus, Demeter meeting Persephone, a
+    sneak attack), is (the units it eliminates, the game's result if it ends it), else None.
     """
 
     __slots__ = (
@@ -57,6 +59,7 @@ class LegalAction:
         "_wire",
         "energy",
         "honor",
+        "outcome",
     )
 
     def __init__(
@@ -86,6 +89,7 @@ class LegalAction:
         self._group_key = group_key
         self._key: object = None
         self._listed = command is None  # made ``of`` a command: no key (``key``)
+        self.outcome: tuple[tuple[str, ...], str | None] | None = None
 
     @classmethod
     def of(cls, command: cmd.Command, honor: int = 0, energy: int = 0) -> LegalAction:
@@ -148,6 +152,8 @@ class LegalAction:
                 given = [self._wire[f] for f in self._given]
                 fields = tuple([tuple(v) if isinstance(v, list) else v for v in given])
                 key = _numbered((self._kind, fields, self.honor, self.energy))
+            if self.outcome is not None:  # what it lists includes what its meeting does
+                key = (key, self.outcome)
             self._key = key
         return key
 

@@ -231,8 +231,13 @@ def legal(
 
 def action(a: LegalAction) -> Message:
     """One of ``legal``'s actions: the command as a client sends it (no side, no clock) and
-    what it costs at once."""
-    return {"command": a.wire, "honor": a.honor, "energy": a.energy}
+    what it costs at once; for a move whose meeting eliminates units at once, its ``outcome``
+    (``LegalAction.outcome``: the units eliminated, the game's result if it ends it)."""
+    message: Message = {"command": a.wire, "honor": a.honor, "energy": a.energy}
+    if a.outcome is not None:
+        eliminated, result = a.outcome
+        message["outcome"] = {"eliminated": list(eliminated), "result": result}
+    return message
 
 
 # Encoded actions held per codec, at most this many each (then forgotten all at once).

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 NOBODY: Final[frozenset[str]] = frozenset()  # no unit revealed: every action's default
+NO_CHARGE: Final[tuple[int, int]] = (0, 0)  # a move's power changes no Honor, no Energy
 
 
 @mypyc_attr(acyclic=True, free_list_len=1)  # (MoveContext: why)
@@ -125,6 +126,14 @@ class Power:
 
     def after_move(self, d: Decision, move: MoveContext) -> None:
         """Effects of a completed move made by this unit (Poseidon, Demeter)."""
+
+    def move_charges(self, state: GameState, move: MoveContext) -> tuple[int, int]:
+        """What this mover's power changes at once in its own side's (Honor, Energy) when
+        ``move`` is made in ``state``, as deltas (negative: a loss): the sneak attack's price,
+        Demeter's drain, Poseidon's crossing. The power charges exactly these figures, and
+        ``legal_actions`` adds them to the move's own costs (R4, R5), so that what a move is
+        listed at is what it costs. Made of what the mover's side knows (R7)."""
+        return NO_CHARGE
 
     def takes_extra_steps(self, state: GameState, move: MoveContext) -> bool:
         """Whether this unit, having made ``move`` alone, may take further steps (Hermes)."""

@@ -12,7 +12,7 @@ from ..combat import eliminate
 from ..decision import Decision
 from ..state import GameState
 from . import register
-from .base import MoveContext, Power
+from .base import NO_CHARGE, MoveContext, Power
 
 DRAIN: Final = 3
 
@@ -28,12 +28,18 @@ class Demeter(Power):
             and not state.occupied(move.destination)
         )
 
+    def move_charges(self, state: GameState, move: MoveContext) -> tuple[int, int]:
+        """The drain: the Olympians gain what the Chthonians lose, 3 Energy or what they have."""
+        if not move.use_power:
+            return NO_CHARGE
+        return 0, min(DRAIN, state.energy[Faction.CHTHONIANS])
+
     def after_move(self, d: Decision, move: MoveContext) -> None:
         if not move.use_power:
             return
         if self.unit not in d.state.revealed:
             d.emit(ev.UnitsRevealed(units=(self.unit,)))
-        amount = min(DRAIN, d.state.energy[Faction.CHTHONIANS])
+        _, amount = self.move_charges(d.state, move)
         if amount:
             d.emit(ev.EnergyChanged(Faction.CHTHONIANS, -amount, "drain"))
             d.emit(ev.EnergyChanged(Faction.OLYMPIANS, amount, "drain"))

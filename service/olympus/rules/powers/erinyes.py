@@ -18,7 +18,7 @@ from ..decision import Decision
 from ..honor import penalty
 from ..state import GameState, Maneuver, Step, StepKind
 from . import POWERS, register
-from .base import Action, MoveContext, Power, alone
+from .base import NO_CHARGE, Action, MoveContext, Power, alone
 
 SNEAK_ENERGY: Final = 2
 SNEAK_HONOR: Final = 1
@@ -42,15 +42,22 @@ class Erinyes(Power):
             and state.energy[Faction.CHTHONIANS] >= SNEAK_ENERGY
         )
 
+    def move_charges(self, state: GameState, move: MoveContext) -> tuple[int, int]:
+        """The sneak attack's price: 2 Energy and 1 Honor, after the powers (D19)."""
+        if not move.use_power or not move.alone(self.unit):
+            return NO_CHARGE
+        action = Action(Faction.CHTHONIANS, move.units, "power")
+        return -penalty(state, action, "sneak_attack", SNEAK_HONOR), -SNEAK_ENERGY
+
     def on_meeting(self, d: Decision, region: int, move: MoveContext) -> None:
         if not move.use_power or not move.alone(self.unit):
             return
         side = Faction.CHTHONIANS
+        honor, energy = self.move_charges(d.state, move)
         if self.unit not in d.state.revealed:  # using a power reveals the unit (R3, R7)
             d.emit(ev.UnitsRevealed(units=(self.unit,)))
-        d.emit(ev.EnergyChanged(side, -SNEAK_ENERGY, "sneak_attack"))
-        points = penalty(d.state, Action(side, move.units, "power"), "sneak_attack", SNEAK_HONOR)
-        d.emit(ev.HonorChanged(side, -points, "sneak_attack"))
+        d.emit(ev.EnergyChanged(side, energy, "sneak_attack"))
+        d.emit(ev.HonorChanged(side, honor, "sneak_attack"))
         if d.check_end():
             return
         defenders = d.state.units_in(region, side.enemy)

@@ -9,8 +9,9 @@ from .. import events as ev
 from ..board import BOARD
 from ..characters import Faction
 from ..decision import Decision
+from ..state import GameState
 from . import register
-from .base import MoveContext, Power
+from .base import NO_CHARGE, MoveContext, Power
 
 STYX_ENERGY: Final = 2
 
@@ -18,12 +19,19 @@ STYX_ENERGY: Final = 2
 class Poseidon(Power):
     unit = "Poseidon"
 
-    def after_move(self, d: Decision, move: MoveContext) -> None:
+    def move_charges(self, state: GameState, move: MoveContext) -> tuple[int, int]:
+        """The Olympians gain 2 Energy when he moves along the Styx."""
         if not (BOARD.on_styx(move.origin) and BOARD.on_styx(move.destination)):
+            return NO_CHARGE
+        return 0, STYX_ENERGY
+
+    def after_move(self, d: Decision, move: MoveContext) -> None:
+        _, energy = self.move_charges(d.state, move)
+        if not energy:
             return
         if self.unit not in d.state.revealed:
             d.emit(ev.UnitsRevealed(units=(self.unit,)))
-        d.emit(ev.EnergyChanged(Faction.OLYMPIANS, STYX_ENERGY, "poseidon"))
+        d.emit(ev.EnergyChanged(Faction.OLYMPIANS, energy, "poseidon"))
 
 
 register(Poseidon)

@@ -35,6 +35,13 @@ def thunderbolt_targets(state: GameState) -> list[int]:
     )
 
 
+def thunderbolt_cost(state: GameState, side: Faction, leader: str) -> tuple[int, int]:
+    """What a thunderbolt of ``leader`` costs ``side``, as (Honor, Energy) deltas: 6 Energy
+    and 1 Honor after the powers (R10). ``throw`` charges it, ``thunderbolt_actions`` lists it."""
+    points = penalty(state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
+    return -points, -THUNDERBOLT_ENERGY
+
+
 def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
     """Instead of moving: 6 Energy and 1 Honor (after the powers); the Chthonians choose the
     victim (R10, D17). Raises ``IllegalCommand`` ``no_thunderbolt``, ``not_enough_energy`` or
@@ -50,11 +57,11 @@ def throw(d: Decision, side: Faction, c: cmd.Thunderbolt) -> None:
             "bad_target",
             "Target a region next to your leader, outside the Underworld, where Chthonians stand.",
         )
+    honor, energy = thunderbolt_cost(state, side, leader)
     if leader not in state.revealed:
         d.emit(ev.UnitsRevealed(units=(leader,)))
-    d.emit(ev.EnergyChanged(side, -THUNDERBOLT_ENERGY, "thunderbolt"))
-    points = penalty(d.state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
-    d.emit(ev.HonorChanged(side, -points, "thunderbolt"))
+    d.emit(ev.EnergyChanged(side, energy, "thunderbolt"))
+    d.emit(ev.HonorChanged(side, honor, "thunderbolt"))
     d.emit(ev.ThunderboltThrown(faction=side, thrower=leader, region=c.region))
     for power in powers_of(d.state.units_in(c.region, side.enemy)):
         power.on_thunderbolt(d, c.region)
@@ -67,13 +74,13 @@ def thunderbolt_actions(state: GameState, side: Faction) -> list[LegalAction]:
     leader = state.leader(side)
     if side is not Faction.OLYMPIANS or leader is None:
         return []
-    honor = -penalty(state, Action(side, (leader,), "power"), "thunderbolt", THUNDERBOLT_HONOR)
+    honor, energy = thunderbolt_cost(state, side, leader)
     return [
         LegalAction(
             cmd.Thunderbolt,
             side,
             honor,
-            THUNDERBOLT_ENERGY,
+            -energy,
             {"type": "thunderbolt", "region": r},
             ("region",),
         )
