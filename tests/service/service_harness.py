@@ -417,10 +417,16 @@ MAX_COMMANDS = 400
 
 
 def legal_wire(state: GameState, side: Faction) -> list[dict[str, Any]]:
-    return [
-        {"command": wire(a.command), "honor": a.honor, "energy": a.energy}
-        for a in legal_actions(state, side)
-    ]
+    """``side``'s actions as ``legal`` sends them, from the rules (an action's ``outcome``
+    too: protocol.md)."""
+    listed = []
+    for a in legal_actions(state, side):
+        entry: dict[str, Any] = {"command": wire(a.command), "honor": a.honor, "energy": a.energy}
+        if a.outcome is not None:
+            eliminated, result = a.outcome
+            entry["outcome"] = {"eliminated": list(eliminated), "result": result}
+        listed.append(entry)
+    return listed
 
 
 async def drive(
