@@ -1,9 +1,10 @@
 """How good a position looks when a playout stops early: the Olympians' chance, 0…1.
 
 A finished game is worth its result. Otherwise a weighted sum of what decides games (R11):
-Honor (and how close each side is to losing it all), the strength left on the board, Energy,
-and the Chthonian leaders' distance to the Palace, squashed by a logistic curve. The weights
-are hand-set; the arena (bench/bot_arena.py) is where they are judged.
+Honor (and how close each side is to losing it all), the strength left on the board, the
+leaders alive (the Olympians win when no Chthonian leader is left; Zeus throws thunderbolts),
+Energy, and the Chthonian leaders' distance to the Palace, squashed by a logistic curve. The
+weights are hand-set; the arena (bench/bot_arena.py) is where they are judged.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ DANGER_LINE = 5
 STRENGTH = 0.12  # per point of nominal strength on the board
 ENERGY = 0.04  # per point of Energy
 DISTANCE = 0.5  # per step of the nearest Chthonian leader from the Palace
+LEADER = 2.5  # per Chthonian leader alive: the last one lost loses the game (R11)
+ZEUS = 1.0  # Zeus alive: his strength counts too, this is his thunderbolt (R10)
 SCALE = 4.0
 
 
@@ -56,6 +59,9 @@ def olympian_value(state: GameState) -> float:
     score += ENERGY * (state.energy[OLYMPIANS] - state.energy[CHTHONIANS])
     distances = steps_to_palace()
     leaders = [state.positions[u] for u in CHTHONIAN_LEADERS if u in state.positions]
+    score -= LEADER * len(leaders)
+    if "Zeus" in state.positions:
+        score += ZEUS
     if leaders:
         score += DISTANCE * (min(distances[r] for r in leaders) - 4)
     return 1.0 / (1.0 + math.exp(-score / SCALE))

@@ -91,6 +91,7 @@ class Result:
     visits: dict[Key, int]
     iterations: int
     simultaneous: bool
+    values: dict[Key, float] = field(default_factory=dict)  # the seat's mean reward per action
 
 
 def action_key(state: GameState, actor: Faction, viewer: Faction, action: LegalAction) -> Key:
@@ -195,7 +196,8 @@ def _play(
     return state, played
 
 
-def _playout(state: GameState, depth: int, rng: random.Random) -> float:
+def playout(state: GameState, depth: int, rng: random.Random) -> float:
+    """The Olympians' chance after ``depth`` plies of the playout policy from ``state``."""
     for _ in range(depth):
         sides = actors(state)
         if not sides:
@@ -272,7 +274,7 @@ def search(
                 child = node.children[joint] = Node()
                 expanded = True
             node = child
-        value = _playout(state, budget.depth, rng)
+        value = playout(state, budget.depth, rng)
         for visited, keys in path:
             for side, key in keys:
                 edge = visited.edges[side][key]
@@ -280,7 +282,8 @@ def search(
                 edge.reward += value if side is Faction.OLYMPIANS else 1.0 - value
     edges = root.edges.get(seat, {})
     visits = {k: e.visits for k, e in edges.items() if k in offered}
-    return Result(_choose(visits, edges, simultaneous, rng), visits, done, simultaneous)
+    values = {k: edges[k].reward / v for k, v in visits.items() if v}
+    return Result(_choose(visits, edges, simultaneous, rng), visits, done, simultaneous, values)
 
 
 def _choose(

@@ -1,0 +1,161 @@
+"""Hard does not throw its games away: positions where a person sees the right move at once.
+
+Each position is a combat or a choice on the board put directly (``olympus.scenario.build``);
+hard (its iterations, no time cap) decides from its seat's view on several seeds, and every
+decision must keep clear of the blunder: a lone leader that can retreat retreats or wins; a
+leader is not removed while another unit can be; no All-out Defense, and no Energy that costs
+Honor, while attacking with a won Standard; no Chase against an attacker that cannot retreat;
+the setup keeps both Chthonian leaders.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from olympus.bot import SeatBot
+from olympus.bot.match import legal_message
+from olympus.rules import Faction, GameState
+from olympus.rules.combat import energy_limit, strengths
+from olympus.rules.observation import view
+from olympus.rules.state import Maneuver
+from olympus.scenario import build
+
+OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
+SEEDS = range(4)
+
+
+def position(**given: Any) -> GameState:
+    state, _ = build(given, "position")
+    return state
+
+
+def decisions(state: GameState, seat: Faction) -> list[dict[str, Any]]:
+    """Hard's command in ``state`` on each of ``SEEDS``, from the seat's view only."""
+    message = legal_message(state, seat)
+    assert message is not None
+    made = []
+    for seed in SEEDS:
+        bot = SeatBot(seat, "hard", seed)
+        bot = SeatBot(seat, bot.level.untimed(), seed)
+        bot.start(view(state, seat))
+        made.append(bot.act(message))
+    return made
+
+
+def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -> bool:
+    """The commitment beats the enemy's Standard with all the Energy it may add (R8)."""
+    power = strengths(state)
+    enemy = seat.enemy
+    theirs = power[enemy].power(Maneuver.STANDARD, energy_limit(state, enemy))
+    mine = power[seat].power(Maneuver(commitment["maneuver"]), commitment["energy"])
+    attacking = state.combat is not None and state.combat.attacker is seat
+    return mine > theirs or (attacking and mine == theirs)
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        pytest.param(  # Hades gone: Persephone leads, alone against Poseidon
+            {
+                "units": {"Persephone": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24},
+                "eliminated": ["Hades"],
+                "energy": {"chthonians": 4, "olympians": 18},
+                "combat": {"region": 18, "attacker": "olympians", "origin": 23},
+            },
+            id="Persephone",
+        ),
+        pytest.param(  # Persephone gone: Hades alone against Poseidon, 6 Energy
+            {
+                "units": {"Hades": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24, "Cronus": 2},
+                "eliminated": ["Persephone"],
+                "energy": {"chthonians": 6, "olympians": 18},
+                "combat": {"region": 18, "attacker": "olympians", "origin": 23},
+            },
+            id="Hades",
+        ),
+    ],
+)
+def test_a_lone_last_leader_that_can_retreat_retreats_or_wins(given: dict[str, Any]) -> None:
+    state = position(**given)
+    for command in decisions(state, CHT):
+        assert command["maneuver"] == "retreat" or wins_outright(state, CHT, command), command
+
+
+@pytest.mark.parametrize(
+    ("given", "seat", "kept"),
+    [
+        pytest.param(
+            {
+                "units": {"Hades": 18, "Cronus": 18, "Poseidon": 18, "Zeus": 35, "Persephone": 3},
+                "energy": {"chthonians": 6, "olympians": 10},
+                "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
+                "pending": ["remove:chthonians"],
+            },
+            CHT,
+            "Hades",
+            id="Hades-or-Cronus",
+        ),
+        pytest.param(
+            {
+                "units": {"Zeus": 18, "Artemis": 18, "Thanatos": 18, "Hades": 1, "Persephone": 3},
+                "energy": {"chthonians": 6, "olympians": 10},
+                "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
+                "pending": ["remove:olympians"],
+            },
+            OLY,
+            "Zeus",
+            id="Zeus-or-Artemis",
+        ),
+    ],
+)
+def test_a_leader_is_not_removed_while_another_unit_can_be(
+    given: dict[str, Any], seat: Faction, kept: str
+) -> None:
+    for command in decisions(position(**given), seat):
+        assert command["unit"] != kept
+
+
+def test_no_all_out_defense_nor_honor_spent_attacking_with_a_won_standard() -> None:
+    """Cronus (6) attacked Artemis (3); the Olympians have no Energy: Standard with 0 wins."""
+    state = position(
+        units={"Cronus": 18, "Artemis": 18, "Hades": 1, "Persephone": 3, "Zeus": 35},
+        energy={"chthonians": 6, "olympians": 0},
+        combat={"region": 18, "attacker": "chthonians", "origin": 17},
+    )
+    for command in decisions(state, CHT):
+        assert command["maneuver"] not in ("all_out_defense", "all_out_attack", "retreat")
+        assert command["energy"] <= 4, command  # more costs 1 Honor (R8)
+        assert wins_outright(state, CHT, command), command
+
+
+def test_no_energy_above_need_where_it_costs_honor() -> None:
+    """Poseidon (5) attacked the lone Harpies (2) of a side without Energy: he wins with none."""
+    state = position(
+        units={"Poseidon": 18, "Harpies": 18, "Hades": 1, "Persephone": 3, "Zeus": 35},
+        energy={"chthonians": 0, "olympians": 24},
+        combat={"region": 18, "attacker": "olympians", "origin": 23},
+    )
+    for command in decisions(state, OLY):
+        assert command["energy"] <= 4, command
+        assert command["maneuver"] not in ("all_out_defense", "all_out_attack"), command
+
+
+def test_no_chase_against_an_attacker_that_cannot_retreat() -> None:
+    """The Erinyes alone may not Retreat (R8): a Chase only weakens Zeus, who defends."""
+    state = position(
+        units={"Zeus": 18, "Erinyes": 18, "Hades": 1, "Persephone": 3, "Artemis": 35},
+        energy={"chthonians": 4, "olympians": 20},
+        combat={"region": 18, "attacker": "chthonians", "origin": 17},
+    )
+    for command in decisions(state, OLY):
+        assert command["maneuver"] != "chase", command
+
+
+def test_the_setup_keeps_both_chthonian_leaders() -> None:
+    for seed in range(40):
+        bot = SeatBot(CHT, "hard", seed)
+        placements = bot.act({"actions": [], "setup": {"count": 9}})["placements"]
+        assert {"Hades", "Persephone"} <= set(placements)
+        assert len(placements) == 9
