@@ -57,11 +57,10 @@ def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -
 @pytest.mark.parametrize(
     "given",
     [
-        pytest.param(  # Hades gone: Persephone leads, alone against Poseidon
+        pytest.param(  # Persephone alone against Poseidon, Hades far away
             {
-                "units": {"Persephone": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24},
-                "eliminated": ["Hades"],
-                "energy": {"chthonians": 4, "olympians": 18},
+                "units": {"Persephone": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24, "Hades": 1},
+                "energy": {"chthonians": 2, "olympians": 18},
                 "combat": {"region": 18, "attacker": "olympians", "origin": 23},
             },
             id="Persephone",
@@ -77,7 +76,7 @@ def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -
         ),
     ],
 )
-def test_a_lone_last_leader_that_can_retreat_retreats_or_wins(given: dict[str, Any]) -> None:
+def test_a_lone_leader_that_can_retreat_retreats_or_wins(given: dict[str, Any]) -> None:
     state = position(**given)
     for command in decisions(state, CHT):
         assert command["maneuver"] == "retreat" or wins_outright(state, CHT, command), command
@@ -88,25 +87,25 @@ def test_a_lone_last_leader_that_can_retreat_retreats_or_wins(given: dict[str, A
     [
         pytest.param(
             {
-                "units": {"Hades": 18, "Cronus": 18, "Poseidon": 18, "Zeus": 35, "Persephone": 3},
+                "units": {"Persephone": 18, "Cerberus": 18, "Poseidon": 18, "Zeus": 35, "Hades": 3},
                 "energy": {"chthonians": 6, "olympians": 10},
                 "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
                 "pending": ["remove:chthonians"],
             },
             CHT,
-            "Hades",
-            id="Hades-or-Cronus",
+            "Persephone",
+            id="Persephone-or-Cerberus",
         ),
         pytest.param(
             {
-                "units": {"Zeus": 18, "Artemis": 18, "Thanatos": 18, "Hades": 1, "Persephone": 3},
+                "units": {"Zeus": 18, "Poseidon": 18, "Cronus": 17, "Nyx": 18, "Hades": 1},
                 "energy": {"chthonians": 6, "olympians": 10},
                 "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
                 "pending": ["remove:olympians"],
             },
             OLY,
             "Zeus",
-            id="Zeus-or-Artemis",
+            id="Zeus-or-Poseidon",
         ),
     ],
 )
