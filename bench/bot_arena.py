@@ -34,22 +34,37 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from olympus.bot import make_player
 from olympus.bot.match import play_match
 from olympus.rules import Faction, Options
 
 PLAYERS = ("random", "greedy", "easy", "normal", "hard")
+# Players outside the search's family (olympus.bot.yardsticks), and a level of an earlier
+# commit (``hard@f83e8bd``: bench/baseline_bot.py), playable by name in --players.
+OTHERS = ("safe", "sensible")
 SIDES = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 COUNTED = ("win", "draw", "loss", "cut")  # a player's games on a side, in a report
+
+
+def player(name: str, seat: Faction, seed: int) -> Any:
+    """A player by name, untimed: ``level@rev`` is a level of the bot at git revision ``rev``."""
+    if "@" in name:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from baseline_bot import make_baseline  # bench/, beside this file
+
+        kind, rev = name.split("@")
+        return make_baseline(kind, seat, seed, rev)
+    return make_player(name, seat, seed, timed=False)
 
 
 def play_one(task: tuple[str, str, int, int]) -> dict:
     """One game: ``first`` as the Olympians against ``second`` as the Chthonians."""
     first, second, seed, max_commands = task
     players = {  # fixed budgets: the iterations, never the clock
-        Faction.OLYMPIANS: make_player(first, Faction.OLYMPIANS, seed * 2 + 1, timed=False),
-        Faction.CHTHONIANS: make_player(second, Faction.CHTHONIANS, seed * 2 + 2, timed=False),
+        Faction.OLYMPIANS: player(first, Faction.OLYMPIANS, seed * 2 + 1),
+        Faction.CHTHONIANS: player(second, Faction.CHTHONIANS, seed * 2 + 2),
     }
     started = time.process_time()
     result = play_match(players, Options(), seed=seed, max_commands=max_commands)
@@ -291,7 +306,8 @@ def merge(reports: list[dict]) -> dict:
                 tally = counts.setdefault((*pair, side), dict.fromkeys(COUNTED, 0))
                 for k in COUNTED:
                     tally[k] += c[k]
-    names.sort(key=lambda n: PLAYERS.index(n) if n in PLAYERS else len(PLAYERS))
+    order = (*PLAYERS, *OTHERS)
+    names.sort(key=lambda n: order.index(n) if n in order else len(order))
     games = sum(r["games"] for r in reports)
     return report_of(names, played, counts, seats, games, sum(r["wall_seconds"] for r in reports))
 

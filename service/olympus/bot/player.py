@@ -191,11 +191,16 @@ def _command(seat: Faction, wire: Message) -> Any:
 
 
 def make_player(kind: str, seat: Faction, seed: int, timed: bool = True) -> Player:
-    """A player by name: ``random``, ``greedy`` or a level (``easy``, ``normal``, ``hard``);
-    ``timed=False`` searches its iterations whatever time they take (the arena)."""
+    """A player by name: ``random``, ``greedy``, the yardsticks ``sensible`` and ``safe``, or
+    a level (``easy``, ``normal``, ``hard``); ``timed=False`` searches its iterations whatever
+    time they take (the arena)."""
     if kind == "random":
         return RandomBot(seat, seed)
     if kind == "greedy":
         return GreedyBot(seat, seed)
+    if kind in ("sensible", "safe"):
+        from .yardsticks import SafeBot, SensibleBot  # they build on this module
+
+        return SensibleBot(seat, seed) if kind == "sensible" else SafeBot(seat, seed)
     level = LEVELS[kind]
     return SeatBot(seat, level if timed else level.untimed(), seed)

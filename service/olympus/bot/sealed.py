@@ -87,6 +87,8 @@ def sealed_search(
     first = belief.sample(rng)
     mine = _options(first, seat, seat, offered)
     theirs = _options(first, enemy, seat, None)
+    if not mine or not theirs:  # the enemy has committed after all: no game to solve
+        return search(belief, offered, budget, rng, clock)
     width = max(1, int(math.sqrt(budget.iterations)))
     if len(mine) * len(theirs) > budget.iterations:
         mine, theirs = mine[: max(width, budget.iterations // len(theirs))], theirs[:width]
