@@ -14,6 +14,12 @@ Games run in ``--processes`` worker processes (default: the cores). A game still
 
     .venv/bin/python bench/bot_arena.py --until 0.05 --pieces DIR [--games 3] [--json FILE]
 
+``--pairs a-b,...`` plays those pairs, of any players: the yardsticks outside the search's
+family (``sensible``, ``safe``: ``olympus.bot.yardsticks``), a level of an earlier commit
+(``hard@REV``: ``bench/baseline_bot.py``), or a player against itself (``hard-hard``: then its
+two sides' rows are the Olympians' and the Chthonians' win rates over the same games, the
+sides' own advantage between equal players; Elo leaves such pairs out).
+
 ``--merge`` adds up the reports of several runs (their ``--json`` files: runs on other seeds,
 so other games) into one report, as if one run had played them all. ``--until W --pieces DIR``
 plays until every pair's 95% interval (both sides) is within ±W: runs of ``--games`` per side,
@@ -98,6 +104,8 @@ def elo(names: list[str], scores: dict[tuple[str, str], list[float]]) -> dict[st
     wins: dict[str, float] = defaultdict(float)
     games: dict[tuple[str, str], float] = defaultdict(float)
     for (a, b), results in scores.items():
+        if a == b:  # a player against itself tells the sides apart, not the players
+            continue
         wins[a] += sum(results) + 0.5
         wins[b] += len(results) - sum(results) + 0.5
         games[(a, b)] += len(results) + 1
@@ -120,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20, help="games per pair and side")
     parser.add_argument("--players", default=",".join(PLAYERS))
     parser.add_argument(
-        "--pairs", default=None, help="only these pairs: hard-random,hard-normal,... (default: all)"
+        "--pairs",
+        default=None,
+        help="these pairs (of any players): hard-random,hard-hard,... (default: all of --players)",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
@@ -135,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         names = args.players.split(",")
         pairs = list(itertools.combinations(names, 2))
-        if args.pairs:
-            wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
-            pairs = [p for p in pairs if frozenset(p) in wanted]
+        if args.pairs:  # as given: a player against itself too (the sides' own advantage)
+            pairs = [tuple(p.split("-", 1)) for p in args.pairs.split(",")]  # type: ignore[misc]
+            names = list(dict.fromkeys(n for p in pairs for n in p))
         if args.until is not None:
             if args.pieces is None:
                 parser.error("--until needs --pieces")

@@ -3,10 +3,12 @@ its playout policy, so that beating them says something the round robin of the l
 
 ``SensibleBot`` plays one ply of common sense read from the rulebook: it keeps its leaders out
 of even fights and away from enemies as strong as they are, attacks only where it is clearly
-stronger, brings a Chthonian leader up when the way is clear, calls a Liturgy when its Energy
-runs low, commits the least Energy that wins without losing Honor, retreats when it is alone
-and outmatched, and never pays Honor without need. ``SafeBot`` prefers actions that cost no
-Honor, at random among them, and commits the Standard maneuver with what it may add for free.
+stronger (the Olympians: at least as strong, where an enemy nears the Palace), brings a
+Chthonian leader up when the way is clear, calls a Liturgy when its Energy runs low, commits
+the least Energy that wins without losing Honor (a leader's life, or an enemy near the Palace,
+is worth one), retreats when it is alone and outmatched, and never pays Honor without need.
+``SafeBot`` prefers actions that cost no Honor, at random among them, and commits the Standard
+maneuver with what it may add for free.
 
 Both know what their seat knows: an enemy unit not revealed counts as an average one.
 """
@@ -27,6 +29,7 @@ HIDDEN = 3  # what an enemy unit not revealed is taken to be worth
 FREE_ENERGY = 4  # more costs 1 Honor (R8)
 LOW_ENERGY = 6
 LEADERS = frozenset({"Zeus", "Hades", "Persephone"})
+THREAT = 3  # an enemy this near the Palace may be a leader about to win: the Olympians fight it
 
 
 def _strength(state: GameState, units: list[str]) -> int:
@@ -84,10 +87,16 @@ class SensibleBot(_Seat):
         leader = any(u in LEADERS for u in units)
         if (BOARD.level(to) - BOARD.level(origin)) * seat.forward > 0:
             score += 0.5
+        distances = steps_to_palace()
         if state.count_in(to, seat.enemy):
             theirs = _enemy_strength(state, to, seat)
-            if mine >= theirs + (4 if leader else 2):
-                score += 2.0 + 0.3 * (mine - theirs)
+            threat = seat is Faction.OLYMPIANS and distances[to] <= THREAT
+            margin = 4 if leader else 0 if threat else 2
+            if threat:  # what each side may add for free decides an even fight
+                mine += min(FREE_ENERGY, state.energy[seat])
+                theirs += min(FREE_ENERGY, state.energy[seat.enemy])
+            if mine >= theirs + margin:
+                score += 2.0 + 0.3 * (mine - theirs) + (THREAT + 1 - distances[to] if threat else 0)
             else:
                 score -= 6.0 if leader else 3.0
         elif leader:
@@ -95,7 +104,6 @@ class SensibleBot(_Seat):
             if any(_enemy_strength(state, n, seat) >= mine for n in near):
                 score -= 4.0
             elif seat is Faction.CHTHONIANS:
-                distances = steps_to_palace()
                 score += 1.5 * (distances[origin] - distances[to])
         return score - 0.25 * offer.energy
 
@@ -108,7 +116,9 @@ class SensibleBot(_Seat):
         region = state.combat.region if state.combat is not None else None
         own = state.units_in(region, seat) if region is not None else []
         leader = any(u in LEADERS for u in own)
-        most = FREE_ENERGY + (2 if leader else 0)  # Honor for a leader's life, not otherwise
+        threat = seat is Faction.OLYMPIANS and region is not None
+        threat = threat and steps_to_palace()[region] <= THREAT  # type: ignore[index]
+        most = FREE_ENERGY + (2 if leader or threat else 0)  # 1 Honor, only for these
         for energy in range(min(most, energy_limit(state, seat)) + 1):
             mine = power[seat].power(Maneuver.STANDARD, energy)
             if mine - theirs >= (0 if attacker else 1) and ("standard", energy) in by_kind:
