@@ -61,16 +61,16 @@ def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -
             {
                 "units": {"Persephone": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24, "Hades": 1},
                 "energy": {"chthonians": 2, "olympians": 18},
-                "combat": {"region": 18, "attacker": "olympians", "origin": 23},
+                "combat": {"region": 18, "attacker": "olympians", "origin": 19},
             },
             id="Persephone",
         ),
-        pytest.param(  # Persephone gone: Hades alone against Poseidon, 6 Energy
+        pytest.param(  # Persephone gone: Hades alone against Poseidon and Ares, 2 Energy
             {
-                "units": {"Hades": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24, "Cronus": 2},
+                "units": {"Hades": 18, "Poseidon": 18, "Ares": 18, "Zeus": 35, "Cronus": 2},
                 "eliminated": ["Persephone"],
-                "energy": {"chthonians": 6, "olympians": 18},
-                "combat": {"region": 18, "attacker": "olympians", "origin": 23},
+                "energy": {"chthonians": 2, "olympians": 18},
+                "combat": {"region": 18, "attacker": "olympians", "origin": 19},
             },
             id="Hades",
         ),
@@ -134,7 +134,7 @@ def test_no_energy_above_need_where_it_costs_honor() -> None:
     state = position(
         units={"Poseidon": 18, "Harpies": 18, "Hades": 1, "Persephone": 3, "Zeus": 35},
         energy={"chthonians": 0, "olympians": 24},
-        combat={"region": 18, "attacker": "olympians", "origin": 23},
+        combat={"region": 18, "attacker": "olympians", "origin": 19},
     )
     for command in decisions(state, OLY):
         assert command["energy"] <= 4, command
