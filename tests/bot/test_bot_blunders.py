@@ -65,11 +65,12 @@ def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -
             },
             id="Persephone",
         ),
-        pytest.param(  # Persephone gone: Hades alone against Poseidon and Ares, 2 Energy
+        pytest.param(  # Persephone gone: Hades alone against Poseidon, 6 Energy: a Retreat
+            # with it beats a Chase; All-out Defense with it wins the round (for 3 Honor)
             {
-                "units": {"Hades": 18, "Poseidon": 18, "Ares": 18, "Zeus": 35, "Cronus": 2},
+                "units": {"Hades": 18, "Poseidon": 18, "Zeus": 35, "Artemis": 24, "Cronus": 2},
                 "eliminated": ["Persephone"],
-                "energy": {"chthonians": 2, "olympians": 18},
+                "energy": {"chthonians": 6, "olympians": 18},
                 "combat": {"region": 18, "attacker": "olympians", "origin": 19},
             },
             id="Hades",
