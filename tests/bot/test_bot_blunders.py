@@ -159,3 +159,18 @@ def test_the_setup_keeps_both_chthonian_leaders() -> None:
         placements = bot.act({"actions": [], "setup": {"count": 9}})["placements"]
         assert {"Hades", "Persephone"} <= set(placements)
         assert len(placements) == 9
+
+
+def test_a_side_without_energy_calls_a_liturgy_when_nothing_presses() -> None:
+    """The Chthonians at 0 Energy, no enemy next to them: a Liturgy costs 1 Honor (R3) and
+    gives the 6 Energy without which every fight is lost."""
+    state = position(
+        units={
+            **{"Hades": 7, "Persephone": 1, "Cronus": 8, "Nyx": 15},
+            **{"Zeus": 35, "Poseidon": 20, "Artemis": 27, "Hera": 13},
+        },
+        energy={"chthonians": 0, "olympians": 18},
+        revealed=["Poseidon"],
+    )
+    for command in decisions(state, CHT):
+        assert command["type"] == "liturgy", command

@@ -3,8 +3,9 @@
 A finished game is worth its result. Otherwise a weighted sum of what decides games (R11):
 Honor (and how close each side is to losing it all), the strength left on the board, the
 leaders alive (the Olympians win when no Chthonian leader is left; Zeus throws thunderbolts),
-Energy, and the Chthonian leaders' distance to the Palace, squashed by a logistic curve. The
-weights are hand-set; the arena (bench/bot_arena.py) is where they are judged.
+Energy (worth more while a side has little: a Liturgy pays for itself then, not later), and
+the Chthonian leaders' distance to the Palace, squashed by a logistic curve. The weights are
+hand-set; the arena (bench/bot_arena.py) is where they are judged.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ DANGER = 0.6  # per point under DANGER_LINE, on top: losing the last points lose
 DANGER_LINE = 5
 STRENGTH = 0.12  # per point of nominal strength on the board
 ENERGY = 0.04  # per point of Energy
+ENERGY_LOW = 0.12  # per point of Energy under ENERGY_LINE, on top: a side without it loses fights
+ENERGY_LINE = 12  # two rounds of a lone unit's most (R8)
 DISTANCE = 0.5  # per step of the nearest Chthonian leader from the Palace
 LEADER = 2.5  # per Chthonian leader alive: the last one lost loses the game (R11)
 ZEUS = 1.0  # Zeus alive: his strength counts too, this is his thunderbolt (R10)
@@ -56,7 +59,9 @@ def olympian_value(state: GameState) -> float:
         character = BY_NAME[unit]
         strength += character.strength if character.faction is OLYMPIANS else -character.strength
     score += STRENGTH * strength
-    score += ENERGY * (state.energy[OLYMPIANS] - state.energy[CHTHONIANS])
+    energy_o, energy_c = state.energy[OLYMPIANS], state.energy[CHTHONIANS]
+    score += ENERGY * (energy_o - energy_c)
+    score += ENERGY_LOW * (min(energy_o, ENERGY_LINE) - min(energy_c, ENERGY_LINE))
     distances = steps_to_palace()
     leaders = [state.positions[u] for u in CHTHONIAN_LEADERS if u in state.positions]
     score -= LEADER * len(leaders)
