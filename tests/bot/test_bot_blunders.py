@@ -45,7 +45,10 @@ def decisions(state: GameState, seat: Faction) -> list[dict[str, Any]]:
 
 
 def wins_outright(state: GameState, seat: Faction, commitment: dict[str, Any]) -> bool:
-    """The commitment beats the enemy's Standard with all the Energy it may add (R8)."""
+    """The commitment beats the enemy's Standard with all the Energy it may add (R8), and its
+    units live through the round (an All-out Attack kills its own)."""
+    if commitment["maneuver"] == "all_out_attack":
+        return False
     power = strengths(state)
     enemy = seat.enemy
     theirs = power[enemy].power(Maneuver.STANDARD, energy_limit(state, enemy))
