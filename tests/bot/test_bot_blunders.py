@@ -177,3 +177,20 @@ def test_a_side_without_energy_calls_a_liturgy_when_nothing_presses() -> None:
     )
     for command in decisions(state, CHT):
         assert command["type"] == "liturgy", command
+
+
+def test_a_lone_last_leader_does_not_walk_next_to_a_stronger_enemy() -> None:
+    """Hades, the last leader, with 2 Energy; Poseidon (revealed) stands in 17 with the
+    Olympians' 18 Energy behind him: 9 and 16 are next to him, 2 is not."""
+    state = position(
+        units={
+            **{"Hades": 8, "Cronus": 1, "Nyx": 23},
+            **{"Zeus": 35, "Poseidon": 17, "Artemis": 27, "Hera": 13},
+        },
+        eliminated=["Persephone"],
+        energy={"chthonians": 2, "olympians": 18},
+        revealed=["Poseidon", "Hades"],
+    )
+    for command in decisions(state, CHT):
+        if command["type"] == "move" and "Hades" in command["units"]:
+            assert command["to"] not in (9, 16, 17), command
