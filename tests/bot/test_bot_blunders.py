@@ -102,8 +102,8 @@ def test_a_lone_leader_that_can_retreat_retreats_or_wins(given: dict[str, Any]) 
         ),
         pytest.param(
             {
-                "units": {"Zeus": 18, "Poseidon": 18, "Cronus": 17, "Nyx": 18, "Hades": 1},
-                "energy": {"chthonians": 6, "olympians": 10},
+                "units": {"Zeus": 18, "Poseidon": 18, "Cronus": 1, "Cerberus": 18, "Hades": 3},
+                "energy": {"chthonians": 0, "olympians": 10},
                 "combat": {"region": 18, "attacker": "chthonians", "origin": 17},
                 "pending": ["remove:olympians"],
             },

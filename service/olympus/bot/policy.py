@@ -75,9 +75,11 @@ def commitment(
 ) -> LegalAction:
     """``side``'s commitment: the Standard maneuver with the least Energy that wins against the
     enemy's Standard with all the Energy it may add without losing Honor (ties go to the
-    original attacker, R8); a Retreat when no such amount exists and a retreat is open; else
-    the Standard with no Energy (the round is lost: keep the stock). Sometimes (and where the
-    strengths cannot be read) a commitment at random that costs no Honor."""
+    original attacker, R8); against an enemy that would lose so and may retreat, a Chase with
+    the least Energy that wins against its strongest Standard, where one does (not against
+    Persephone alone: she leaves all the same); a Retreat when no amount wins and a retreat is
+    open; else the Standard with no Energy (the round is lost: keep the stock). Sometimes (and
+    where the strengths cannot be read) a commitment at random that costs no Honor."""
     free = [a for a in actions if a.honor == 0] or actions
     if state.combat is None or rng.random() < RANDOM_COMMITMENT:
         return _random_commitment(free, rng)
@@ -87,6 +89,15 @@ def commitment(
     attacker = current(state).attacker is side
     by_kind = {(a.wire["maneuver"], a.energy): a for a in actions if not a.wire.get("reveal")}
     mine = power[side]
+    prey = current(state).region
+    if retreat_regions(state, enemy) and state.units_in(prey, enemy) != ["Persephone"]:
+        # An enemy that cannot win will retreat: hunt it with a Chase that wins (R8).
+        best = power[enemy].power(Maneuver.STANDARD, energy_limit(state, enemy))
+        if mine.power(Maneuver.STANDARD, FREE_ENERGY) - theirs >= (0 if attacker else 1):
+            for energy in range(energy_limit(state, side) + 1):
+                won = mine.power(Maneuver.CHASE, energy) - best >= (0 if attacker else 1)
+                if won and ("chase", energy) in by_kind:
+                    return by_kind[("chase", energy)]
     for energy in range(energy_limit(state, side) + 1):
         won = mine.power(Maneuver.STANDARD, energy) - theirs >= (0 if attacker else 1)
         if won and ("standard", energy) in by_kind:
