@@ -14,6 +14,12 @@ Games run in ``--processes`` worker processes (default: the cores). A game still
 
     .venv/bin/python bench/bot_arena.py --until 0.05 --pieces DIR [--games 3] [--json FILE]
 
+``--pairs a-b,...`` plays those pairs, of any players: the yardsticks outside the search's
+family (``sensible``, ``safe``: ``olympus.bot.yardsticks``), a level of an earlier commit
+(``hard@REV``: ``bench/baseline_bot.py``), or a player against itself (``hard-hard``: then its
+two sides' rows are the Olympians' and the Chthonians' win rates over the same games, the
+sides' own advantage between equal players; Elo leaves such pairs out).
+
 ``--merge`` adds up the reports of several runs (their ``--json`` files: runs on other seeds,
 so other games) into one report, as if one run had played them all. ``--until W --pieces DIR``
 plays until every pair's 95% interval (both sides) is within ±W: runs of ``--games`` per side,
@@ -34,22 +40,37 @@ import sys
 import time
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 from olympus.bot import make_player
 from olympus.bot.match import play_match
 from olympus.rules import Faction, Options
 
 PLAYERS = ("random", "greedy", "easy", "normal", "hard")
+# Players outside the search's family (olympus.bot.yardsticks), and a level of an earlier
+# commit (``hard@f83e8bd``: bench/baseline_bot.py), playable by name in --players.
+OTHERS = ("safe", "sensible")
 SIDES = (Faction.OLYMPIANS, Faction.CHTHONIANS)
 COUNTED = ("win", "draw", "loss", "cut")  # a player's games on a side, in a report
+
+
+def player(name: str, seat: Faction, seed: int) -> Any:
+    """A player by name, untimed: ``level@rev`` is a level of the bot at git revision ``rev``."""
+    if "@" in name:
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        from baseline_bot import make_baseline  # bench/, beside this file
+
+        kind, rev = name.split("@")
+        return make_baseline(kind, seat, seed, rev)
+    return make_player(name, seat, seed, timed=False)
 
 
 def play_one(task: tuple[str, str, int, int]) -> dict:
     """One game: ``first`` as the Olympians against ``second`` as the Chthonians."""
     first, second, seed, max_commands = task
     players = {  # fixed budgets: the iterations, never the clock
-        Faction.OLYMPIANS: make_player(first, Faction.OLYMPIANS, seed * 2 + 1, timed=False),
-        Faction.CHTHONIANS: make_player(second, Faction.CHTHONIANS, seed * 2 + 2, timed=False),
+        Faction.OLYMPIANS: player(first, Faction.OLYMPIANS, seed * 2 + 1),
+        Faction.CHTHONIANS: player(second, Faction.CHTHONIANS, seed * 2 + 2),
     }
     started = time.process_time()
     result = play_match(players, Options(), seed=seed, max_commands=max_commands)
@@ -83,6 +104,8 @@ def elo(names: list[str], scores: dict[tuple[str, str], list[float]]) -> dict[st
     wins: dict[str, float] = defaultdict(float)
     games: dict[tuple[str, str], float] = defaultdict(float)
     for (a, b), results in scores.items():
+        if a == b:  # a player against itself tells the sides apart, not the players
+            continue
         wins[a] += sum(results) + 0.5
         wins[b] += len(results) - sum(results) + 0.5
         games[(a, b)] += len(results) + 1
@@ -105,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=20, help="games per pair and side")
     parser.add_argument("--players", default=",".join(PLAYERS))
     parser.add_argument(
-        "--pairs", default=None, help="only these pairs: hard-random,hard-normal,... (default: all)"
+        "--pairs",
+        default=None,
+        help="these pairs (of any players): hard-random,hard-hard,... (default: all of --players)",
     )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--processes", type=int, default=len(os.sched_getaffinity(0)))
@@ -120,9 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         names = args.players.split(",")
         pairs = list(itertools.combinations(names, 2))
-        if args.pairs:
-            wanted = {frozenset(p.split("-")) for p in args.pairs.split(",")}
-            pairs = [p for p in pairs if frozenset(p) in wanted]
+        if args.pairs:  # as given: a player against itself too (the sides' own advantage)
+            pairs = [tuple(p.split("-", 1)) for p in args.pairs.split(",")]  # type: ignore[misc]
+            names = list(dict.fromkeys(n for p in pairs for n in p))
         if args.until is not None:
             if args.pieces is None:
                 parser.error("--until needs --pieces")
@@ -291,7 +316,8 @@ def merge(reports: list[dict]) -> dict:
                 tally = counts.setdefault((*pair, side), dict.fromkeys(COUNTED, 0))
                 for k in COUNTED:
                     tally[k] += c[k]
-    names.sort(key=lambda n: PLAYERS.index(n) if n in PLAYERS else len(PLAYERS))
+    order = (*PLAYERS, *OTHERS)
+    names.sort(key=lambda n: order.index(n) if n in order else len(order))
     games = sum(r["games"] for r in reports)
     return report_of(names, played, counts, seats, games, sum(r["wall_seconds"] for r in reports))
 

@@ -26,15 +26,18 @@ from olympus.rules import (
     parse_command,
     random_placements,
 )
+from olympus.rules.characters import LEADER
 
 from .belief import Belief
 from .evaluation import value
 from .levels import LEVELS, Level
 from .policy import commitment, removal
-from .search import Budget, search, wire_key
+from .sealed import decide
+from .search import Budget, wire_key
 
 Message = dict[str, Any]
 MIN_SECONDS = 0.05
+SECOND_LEADER = "Persephone"
 
 
 class Player(Protocol):
@@ -66,8 +69,14 @@ def offers(legal: Message) -> list[Offer]:
 
 def setup_command(rng: random.Random, seat: Faction) -> Message:
     """A sealed setup (R2): 9 of the 12, the leader in or next to its base, the others spread
-    over the realm at random, so that no two games start alike."""
-    return {"type": "submit_setup", "placements": random_placements(rng, seat)}
+    over the realm at random, so that no two games start alike. The Chthonians keep Persephone:
+    she is their second leader (R10), and without her Hades is the one unit the Olympians need
+    to eliminate (R11)."""
+    placements = random_placements(rng, seat)
+    if seat is Faction.CHTHONIANS and SECOND_LEADER not in placements:
+        left = rng.choice(sorted(u for u in placements if u != LEADER[seat]))
+        placements[SECOND_LEADER] = placements.pop(left)
+    return {"type": "submit_setup", "placements": placements}
 
 
 class _Seat:
@@ -124,8 +133,9 @@ class GreedyBot(_Seat):
         if kind in ("commit", "remove_unit"):
             listed = legal_actions(state, self.seat)
             if listed:
-                pick = commitment(state, listed, rng) if kind == "commit" else removal(listed)
-                return pick.wire
+                if kind == "remove_unit":
+                    return removal(listed).wire
+                return commitment(state, self.seat, listed, rng).wire
         best, best_value = choices[0].command, -1.0
         for choice in choices:
             try:
@@ -167,10 +177,10 @@ class SeatBot(_Seat):
         assert self.belief is not None
         state = self.belief.state
         offered = {wire_key(state, self.seat, self.seat, c.command): c.command for c in choices}
-        result = search(self.belief, offered, self.budget(now_ms), rng, self.clock)
+        result = decide(self.belief, offered, self.budget(now_ms), rng, self.clock)
         self.iterations += result.iterations
         choice = result.choice
-        if self.level.noisy and result.visits:
+        if self.level.noisy and any(result.visits.values()):
             keys = sorted(result.visits, key=repr)
             choice = rng.choices(keys, [result.visits[k] for k in keys])[0]
         return offered[choice]
@@ -181,11 +191,16 @@ def _command(seat: Faction, wire: Message) -> Any:
 
 
 def make_player(kind: str, seat: Faction, seed: int, timed: bool = True) -> Player:
-    """A player by name: ``random``, ``greedy`` or a level (``easy``, ``normal``, ``hard``);
-    ``timed=False`` searches its iterations whatever time they take (the arena)."""
+    """A player by name: ``random``, ``greedy``, the yardsticks ``sensible`` and ``safe``, or
+    a level (``easy``, ``normal``, ``hard``); ``timed=False`` searches its iterations whatever
+    time they take (the arena)."""
     if kind == "random":
         return RandomBot(seat, seed)
     if kind == "greedy":
         return GreedyBot(seat, seed)
+    if kind in ("sensible", "safe"):
+        from .yardsticks import SafeBot, SensibleBot  # they build on this module
+
+        return SensibleBot(seat, seed) if kind == "sensible" else SafeBot(seat, seed)
     level = LEVELS[kind]
     return SeatBot(seat, level if timed else level.untimed(), seed)

@@ -1,7 +1,10 @@
 """The playout policy: cheap, not uniform. A playout draws a few legal actions and plays the
 one that looks best at a glance: keep Honor (R4), go forward, bring a Chthonian leader nearer
-the Palace, attack where it pays, call a Liturgy when Energy runs low. In combat it commits
-without losing Honor, mostly the Standard maneuver; it removes its weakest unit.
+the Palace, attack where it pays, call a Liturgy when Energy runs low. In combat (R8) it reads
+both sides' strength: it commits the Standard maneuver with the least Energy that beats what the
+enemy can add without losing Honor, retreats when it cannot and a retreat is open, and keeps
+its Energy when the round is lost anyway; now and then it commits at random, without losing
+Honor. It removes its weakest unit that is not a leader.
 
 The same glance scores the one-ply greedy bot's moves (``glance``).
 """
@@ -20,11 +23,16 @@ from olympus.rules import (
     legal_actions,
     random_legal_action,
 )
+from olympus.rules.combat import current, energy_limit, retreat_regions, strengths
+from olympus.rules.state import Maneuver
 
 from .evaluation import CHTHONIAN_LEADERS, steps_to_palace
 
 DRAWS = 2  # candidate actions drawn per turn of a playout
 LOW_ENERGY = 6
+FREE_ENERGY = 4  # committing more costs 1 Honor (R8)
+RANDOM_COMMITMENT = 0.2  # how often a playout commits at random (the enemy's odd choices)
+LEADERS = frozenset({"Zeus", "Hades", "Persephone"})
 MANEUVER_WEIGHTS = {
     "standard": 6.0,
     "chase": 1.5,
@@ -62,16 +70,51 @@ def glance(state: GameState, side: Faction, action: LegalAction) -> float:
     return score - 0.5 * action.energy / 2
 
 
-def commitment(state: GameState, actions: list[LegalAction], rng: random.Random) -> LegalAction:
-    """A commitment that costs no Honor when one does, by maneuver weight, Energy at random."""
+def commitment(
+    state: GameState, side: Faction, actions: list[LegalAction], rng: random.Random
+) -> LegalAction:
+    """``side``'s commitment: the Standard maneuver with the least Energy that wins against the
+    enemy's Standard with all the Energy it may add without losing Honor (ties go to the
+    original attacker, R8); against an enemy that would lose so and may retreat, a Chase with
+    the least Energy that wins against its strongest Standard, where one does (not against
+    Persephone alone: she leaves all the same); a Retreat when no amount wins and a retreat is
+    open; else the Standard with no Energy (the round is lost: keep the stock). Sometimes (and
+    where the strengths cannot be read) a commitment at random that costs no Honor."""
     free = [a for a in actions if a.honor == 0] or actions
+    if state.combat is None or rng.random() < RANDOM_COMMITMENT:
+        return _random_commitment(free, rng)
+    power = strengths(state)
+    enemy = side.enemy
+    theirs = power[enemy].power(Maneuver.STANDARD, min(FREE_ENERGY, energy_limit(state, enemy)))
+    attacker = current(state).attacker is side
+    by_kind = {(a.wire["maneuver"], a.energy): a for a in actions if not a.wire.get("reveal")}
+    mine = power[side]
+    prey = current(state).region
+    if retreat_regions(state, enemy) and state.units_in(prey, enemy) != ["Persephone"]:
+        # An enemy that cannot win will retreat: hunt it with a Chase that wins (R8).
+        best = power[enemy].power(Maneuver.STANDARD, energy_limit(state, enemy))
+        if mine.power(Maneuver.STANDARD, FREE_ENERGY) - theirs >= (0 if attacker else 1):
+            for energy in range(energy_limit(state, side) + 1):
+                won = mine.power(Maneuver.CHASE, energy) - best >= (0 if attacker else 1)
+                if won and ("chase", energy) in by_kind:
+                    return by_kind[("chase", energy)]
+    for energy in range(energy_limit(state, side) + 1):
+        won = mine.power(Maneuver.STANDARD, energy) - theirs >= (0 if attacker else 1)
+        if won and ("standard", energy) in by_kind:
+            return by_kind[("standard", energy)]
+    if retreat_regions(state, side) and ("retreat", 0) in by_kind:
+        return by_kind[("retreat", 0)]
+    return by_kind.get(("standard", 0)) or _random_commitment(free, rng)
+
+
+def _random_commitment(free: list[LegalAction], rng: random.Random) -> LegalAction:
     weights = [MANEUVER_WEIGHTS.get(a.wire["maneuver"], 1.0) for a in free]
     return rng.choices(free, weights)[0]
 
 
 def removal(actions: list[LegalAction]) -> LegalAction:
-    """The weakest unit goes first (R8's own fallback does the same)."""
-    return min(actions, key=lambda a: BY_NAME[a.wire["unit"]].strength)
+    """The weakest unit that is not a leader goes first; a leader only when it is alone."""
+    return min(actions, key=lambda a: (a.wire["unit"] in LEADERS, BY_NAME[a.wire["unit"]].strength))
 
 
 def playout_action(state: GameState, side: Faction, rng: random.Random) -> LegalAction | None:
@@ -87,7 +130,7 @@ def playout_action(state: GameState, side: Faction, rng: random.Random) -> Legal
         return None
     kind = actions[0].type
     if kind == "commit":
-        return commitment(state, actions, rng)
+        return commitment(state, side, actions, rng)
     if kind == "remove_unit":
         return removal(actions)
     return rng.choice(actions)

@@ -44,6 +44,7 @@ from .evaluation import olympian_value
 from .policy import glance, playout_action
 
 Key = Hashable
+POLICY = (None, None)  # the child of a sealed commitment below the root: the policy's pair
 EXPLORATION = 0.7
 COMMIT_ENERGIES = frozenset({0, 2, 4, 6, 10})
 # Which maneuvers a node tries first (R8): the plain fight, then the counters to a retreat.
@@ -91,6 +92,7 @@ class Result:
     visits: dict[Key, int]
     iterations: int
     simultaneous: bool
+    values: dict[Key, float] = field(default_factory=dict)  # the seat's mean reward per action
 
 
 def action_key(state: GameState, actor: Faction, viewer: Faction, action: LegalAction) -> Key:
@@ -195,7 +197,22 @@ def _play(
     return state, played
 
 
-def _playout(state: GameState, depth: int, rng: random.Random) -> float:
+def _policy_commitments(state: GameState, sides: list[Faction], rng: random.Random) -> GameState:
+    """Both sides' sealed commitments as the playout policy makes them (it reads the combat's
+    strengths)."""
+    for side in sides:
+        action = playout_action(state, side, rng)
+        if action is None:
+            continue
+        try:
+            _, state = execute(state, action.command)
+        except IllegalCommand:
+            break
+    return state
+
+
+def playout(state: GameState, depth: int, rng: random.Random) -> float:
+    """The Olympians' chance after ``depth`` plies of the playout policy from ``state``."""
     for _ in range(depth):
         sides = actors(state)
         if not sides:
@@ -253,6 +270,14 @@ def search(
                 break
             if node is root:
                 simultaneous = len(sides) == 2
+            elif len(sides) == 2:  # a sealed commitment below the root: the policy's
+                state = _policy_commitments(state, sides, rng)
+                child = node.children.get(POLICY)
+                if child is None:
+                    child = node.children[POLICY] = Node()
+                    expanded = True
+                node = child
+                continue
             turns = []
             for side in sides:
                 listed = node.listed.get(side)
@@ -272,7 +297,7 @@ def search(
                 child = node.children[joint] = Node()
                 expanded = True
             node = child
-        value = _playout(state, budget.depth, rng)
+        value = playout(state, budget.depth, rng)
         for visited, keys in path:
             for side, key in keys:
                 edge = visited.edges[side][key]
@@ -280,7 +305,8 @@ def search(
                 edge.reward += value if side is Faction.OLYMPIANS else 1.0 - value
     edges = root.edges.get(seat, {})
     visits = {k: e.visits for k, e in edges.items() if k in offered}
-    return Result(_choose(visits, edges, simultaneous, rng), visits, done, simultaneous)
+    values = {k: edges[k].reward / v for k, v in visits.items() if v}
+    return Result(_choose(visits, edges, simultaneous, rng), visits, done, simultaneous, values)
 
 
 def _choose(
