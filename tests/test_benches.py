@@ -62,6 +62,7 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
         {"games_per_s", "server_cpu_ms_per_game", "redis_commands_per_game"},
     ),
     ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
+    ("bot_speed.py", ["--games", "1", "--levels", "easy"], None),
     (
         "archive_bench.py",
         [
