@@ -7,6 +7,7 @@ rules alone) and ``worker`` (bots playing in the service's rooms over websockets
 """
 
 from .levels import LEVELS, Level
-from .player import GreedyBot, Player, RandomBot, SeatBot, make_player
+from .player import GreedyBot, Player, RandomBot, SeatBot
+from .roster import make_player
 
 __all__ = ["LEVELS", "GreedyBot", "Level", "Player", "RandomBot", "SeatBot", "make_player"]

@@ -188,19 +188,3 @@ class SeatBot(_Seat):
 
 def _command(seat: Faction, wire: Message) -> Any:
     return parse_command({**wire, "side": seat.value})
-
-
-def make_player(kind: str, seat: Faction, seed: int, timed: bool = True) -> Player:
-    """A player by name: ``random``, ``greedy``, the yardsticks ``sensible`` and ``safe``, or
-    a level (``easy``, ``normal``, ``hard``); ``timed=False`` searches its iterations whatever
-    time they take (the arena)."""
-    if kind == "random":
-        return RandomBot(seat, seed)
-    if kind == "greedy":
-        return GreedyBot(seat, seed)
-    if kind in ("sensible", "safe"):
-        from .yardsticks import SafeBot, SensibleBot  # they build on this module
-
-        return SensibleBot(seat, seed) if kind == "sensible" else SafeBot(seat, seed)
-    level = LEVELS[kind]
-    return SeatBot(seat, level if timed else level.untimed(), seed)
