@@ -18,8 +18,10 @@ from olympus.rules import (
     BY_NAME,
     Faction,
     GameState,
+    IllegalCommand,
     LegalAction,
     Phase,
+    execute,
     legal_actions,
     random_legal_action,
 )
@@ -134,3 +136,17 @@ def playout_action(state: GameState, side: Faction, rng: random.Random) -> Legal
     if kind == "remove_unit":
         return removal(actions)
     return rng.choice(actions)
+
+
+def policy_ply(state: GameState, sides: list[Faction], rng: random.Random) -> GameState:
+    """The state after each of ``sides`` (in turn) plays ``playout_action``'s action, a side
+    with none passing; a refused action ends the ply where it is."""
+    for side in sides:
+        action = playout_action(state, side, rng)
+        if action is None:
+            continue
+        try:
+            _, state = execute(state, action.command)
+        except IllegalCommand:
+            break
+    return state

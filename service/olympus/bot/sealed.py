@@ -28,7 +28,7 @@ from olympus.rules import Faction, GameState, IllegalCommand, Phase, execute, pa
 
 from .belief import Belief
 from .evaluation import olympian_value
-from .policy import playout_action
+from .policy import policy_ply
 from .search import Budget, Key, Result, action_key, actors, candidates, search
 
 SOLVER_ROUNDS = 300
@@ -131,14 +131,7 @@ def settle(state: GameState, depth: int, rng: random.Random) -> float:
     for _ in range(depth):
         if state.phase is not Phase.COMBAT and not state.pending:
             break
-        for side in actors(state):
-            action = playout_action(state, side, rng)
-            if action is None:
-                continue
-            try:
-                _, state = execute(state, action.command)
-            except IllegalCommand:
-                break
+        state = policy_ply(state, actors(state), rng)
     return olympian_value(state)
 
 

@@ -41,7 +41,7 @@ from olympus.rules.characters import FACTIONS
 
 from .belief import Belief
 from .evaluation import olympian_value
-from .policy import glance, playout_action
+from .policy import glance, policy_ply
 
 Key = Hashable
 POLICY = (None, None)  # the child of a sealed commitment below the root: the policy's pair
@@ -197,34 +197,13 @@ def _play(
     return state, played
 
 
-def _policy_commitments(state: GameState, sides: list[Faction], rng: random.Random) -> GameState:
-    """Both sides' sealed commitments as the playout policy makes them (it reads the combat's
-    strengths)."""
-    for side in sides:
-        action = playout_action(state, side, rng)
-        if action is None:
-            continue
-        try:
-            _, state = execute(state, action.command)
-        except IllegalCommand:
-            break
-    return state
-
-
 def playout(state: GameState, depth: int, rng: random.Random) -> float:
     """The Olympians' chance after ``depth`` plies of the playout policy from ``state``."""
     for _ in range(depth):
         sides = actors(state)
         if not sides:
             break
-        for side in sides:
-            action = playout_action(state, side, rng)
-            if action is None:
-                continue
-            try:
-                _, state = execute(state, action.command)
-            except IllegalCommand:
-                break
+        state = policy_ply(state, sides, rng)
     return olympian_value(state)
 
 
@@ -271,7 +250,7 @@ def search(
             if node is root:
                 simultaneous = len(sides) == 2
             elif len(sides) == 2:  # a sealed commitment below the root: the policy's
-                state = _policy_commitments(state, sides, rng)
+                state = policy_ply(state, sides, rng)  # sealed: as the policy commits
                 child = node.children.get(POLICY)
                 if child is None:
                     child = node.children[POLICY] = Node()
