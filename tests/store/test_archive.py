@@ -84,8 +84,7 @@ async def test_putting_a_game_again_writes_nothing_more(archive: Archive) -> Non
     kept = game("r1")
     first = await archive.put(kept)
     assert await archive.put(game("r1")) == first
-    count, size = await archive.counts()
-    assert count == 1 and size > 0
+    assert await archive.room_ids() == ["r1"]
     assert [g.room_id for g in await archive.games_of("ann")] == ["r1"]
 
 

@@ -89,9 +89,5 @@ class MemoryArchive:
             found = [g for g in found if (g.summary.ended_ms, g.room_id) < before]
         return found[:limit]
 
-    async def counts(self) -> tuple[int, int]:
-        with self._lock:
-            return len(self._games), sum(len(packed) for _, packed in self._games.values())
-
     async def aclose(self) -> None:
         """Nothing to let go of."""

@@ -290,10 +290,6 @@ class Archive(Protocol):
         most ``limit``; ``before`` (ended_ms, room id) of the last one of the page before."""
         ...
 
-    async def counts(self) -> tuple[int, int]:
-        """How many games are kept, and the bytes of their packed logs."""
-        ...
-
     async def aclose(self) -> None: ...
 
 

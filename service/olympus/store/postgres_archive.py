@@ -202,13 +202,6 @@ class PostgresArchive:
         )
         return [PlayerGame(r["room_id"], r["seat"], _summary(r)) for r in rows]
 
-    @_reached
-    async def counts(self) -> tuple[int, int]:
-        [row] = await self._fetch(
-            "SELECT count(*) AS n, coalesce(sum(length(log)), 0) AS b FROM games"
-        )
-        return int(row["n"]), int(row["b"])
-
     async def aclose(self) -> None:
         pool, self._pool = self._pool, None
         if pool is not None:

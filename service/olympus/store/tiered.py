@@ -50,6 +50,7 @@ class _Archived:
     def __init__(self, archive: Archive) -> None:
         self.archive = archive
         self._held: OrderedDict[str, ArchivedGame] = OrderedDict()
+        self._events: dict[str, tuple[ArchivedGame, list[StoredEvent]]] = {}
 
     async def game(self, room_id: str) -> ArchivedGame | None:
         game = self._held.get(room_id)
@@ -70,6 +71,17 @@ class _Archived:
             raise RoomNotFound(room_id)
         return game
 
+    async def stored(self, room_id: str) -> tuple[ArchivedGame, list[StoredEvent]]:
+        """The room's game and its events as the log reads them (chained once per game
+        held: a load, then reads of its tail, ask them one after another)."""
+        game = await self.found(room_id)
+        events = self._events.get(room_id)
+        if events is None or events[0] is not game:
+            events = self._events[room_id] = (game, stored_events(game.events))
+            if len(self._events) > _HELD:
+                del self._events[next(iter(self._events))]
+        return events
+
 
 class TieredEventLog:
     """``EventLog``: the live log, and the archived one for rooms that moved."""
@@ -78,7 +90,11 @@ class TieredEventLog:
         self.live = live
         self.archived = archived
         # The writes and the snapshots are the live log's own methods: the command path takes
-        # no extra step (docs/performance.md, "The archive").
+        # no extra step (docs/performance.md, "The archive"). Room ids are drawn at random
+        # (server/lobby.py), so a new room does not meet an archived one (one that did would
+        # stay live: ``ArchiveConflict``); ``delete_room`` drops the live copy only.
+        self.create_room = live.create_room
+        self.delete_room = live.delete_room
         self.append = live.append
         self.applied = live.applied
         self.confirm = live.confirm
@@ -86,11 +102,6 @@ class TieredEventLog:
         self.drop_snapshot_if_ahead = live.drop_snapshot_if_ahead
         self.load_snapshot = live.load_snapshot
         self.trim = live.trim
-
-    async def create_room(self, room_id: str, meta: bytes) -> int:
-        """The live log's: room ids are drawn at random (server/lobby.py), so a new room does
-        not meet an archived one (one that did would stay live: ``ArchiveConflict``)."""
-        return await self.live.create_room(room_id, meta)
 
     async def epoch(self, room_id: str) -> int:
         try:
@@ -109,9 +120,6 @@ class TieredEventLog:
             await self.archived.game(room_id) is not None
         )
 
-    async def delete_room(self, room_id: str) -> bool:
-        return await self.live.delete_room(room_id)
-
     async def read(
         self, room_id: str, after_version: int = 0, count: int | None = None
     ) -> list[StoredEvent]:
@@ -119,7 +127,7 @@ class TieredEventLog:
             return await self.live.read(room_id, after_version, count)
         except RoomNotFound:
             check_read(after_version, count)
-            events = stored_events((await self.archived.found(room_id)).events)[after_version:]
+            events = (await self.archived.stored(room_id))[1][after_version:]
             return events if count is None else events[:count]
 
     async def version(self, room_id: str) -> int:
@@ -132,8 +140,8 @@ class TieredEventLog:
         try:
             return await self.live.load(room_id)
         except RoomNotFound:
-            game = await self.archived.found(room_id)
-            return RoomLoad(None, stored_events(game.events), len(game.events), game.epoch)
+            game, events = await self.archived.stored(room_id)
+            return RoomLoad(None, events, len(events), game.epoch)
 
     async def aclose(self) -> None:
         await self.live.aclose()
