@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Literal
 
 from olympus.rules import Faction
+from olympus.store import Account
 
 from .lobby import CreateRoom, LobbyError, Seated
 from .names import check_name
@@ -82,16 +83,23 @@ async def _begin(services: Services, room: str) -> None:
     await services.start_random_setup(await services.registry.get(room))
 
 
-async def against_computer(services: Services, request: CreateComputerRoom) -> Seated:
-    """The person's seat in a new room whose other seat the computer plays."""
+async def against_computer(
+    services: Services, request: CreateComputerRoom, account: Account | None = None
+) -> Seated:
+    """The person's seat in a new room whose other seat the computer plays (bound to the
+    person's ``account`` if signed in). Never rated: ``422 bad_request``."""
     if request.challenge is not None:
         raise LobbyError(422, "bad_request", "A Challenge needs two people.")
+    if request.rated:
+        raise LobbyError(422, "bad_request", "Games against the computer are not rated.")
     side = request.side
     person = secrets.choice(list(Faction)).value if side in (None, "random") else side
     computer = Faction(person).enemy.value
     spec = _room_options(request, person)
     name = check_name(request.name)  # the person's; the computer's seat shows as the computer
-    seated = await services.lobby.create(spec, name, computer={computer: request.level})
+    seated = await services.lobby.create(
+        spec, name, computer={computer: request.level}, account=account
+    )
     await _seat_bot(services, await services.lobby.join(seated.room, computer), request.level)
     await _begin(services, seated.room)
     return seated
@@ -99,8 +107,8 @@ async def against_computer(services: Services, request: CreateComputerRoom) -> S
 
 async def computer_against_itself(services: Services, request: CreateWatchRoom) -> Seated:
     """A new room where the computer plays both seats, for spectators (the lobby lists it)."""
-    if request.challenge is not None:
-        raise LobbyError(422, "bad_request", "A Challenge needs two people.")
+    if request.challenge is not None or request.rated:
+        raise LobbyError(422, "bad_request", "The computer against itself: no Challenge, unrated.")
     levels = {"olympians": request.olympians, "chthonians": request.chthonians}
     seated = await services.lobby.create(_room_options(request, "olympians"), computer=levels)
     await _seat_bot(services, seated, request.olympians)

@@ -20,7 +20,7 @@ from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
 from olympus.rules.observation import view
-from olympus.store import EventsTrimmed, RoomArchived, RoomNotFound, StoreUnavailable
+from olympus.store import Account, EventsTrimmed, RoomArchived, RoomNotFound, StoreUnavailable
 
 from . import tokens
 from .computer import (
@@ -46,7 +46,7 @@ Body = TypeVar("Body", bound=BaseModel)
 MAX_LIST = 100
 
 
-def _services(request: Request) -> Services:
+def services_of(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -57,13 +57,15 @@ def _error(
     return JSONResponse({"code": code, "sentence": sentence}, status_code=status, headers=headers)
 
 
-def _handles_errors(handler: Handler) -> Handler:
+def handles_errors(handler: Handler) -> Handler:
     @functools.wraps(handler)
     async def wrapper(request: Request) -> Response:
         try:
             return await handler(request)
         except LobbyError as error:
-            return _error(error.status, error.code, error.sentence)
+            retry = getattr(error, "retry_after", None)  # accounts.Limited: 429
+            headers = {"retry-after": str(retry)} if retry is not None else None
+            return _error(error.status, error.code, error.sentence, headers)
         except tokens.TokenError as error:
             return _error(401, error.code, error.sentence)
         except (RoomNotFound, RoomNotReady):
@@ -84,7 +86,7 @@ def _handles_errors(handler: Handler) -> Handler:
     return wrapper
 
 
-async def _body(request: Request, model: type[Body]) -> Body:
+async def body_of(request: Request, model: type[Body]) -> Body:
     raw = await request.body()
     try:
         data = json.loads(raw) if raw.strip() else {}
@@ -102,19 +104,28 @@ def _bearer(request: Request) -> tokens.SeatClaim:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise LobbyError(401, "token_required", "Send the seat token as 'Authorization: Bearer'.")
-    claim = tokens.verify(_services(request).secret, token.strip())
+    claim = tokens.verify(services_of(request).secret, token.strip())
     if claim.room != request.path_params["room"]:
         raise LobbyError(403, "wrong_room", "This token is for another room.")
     return claim
 
 
-def _seated(seated: Seated) -> dict[str, Any]:
+def seated_body(seated: Seated) -> dict[str, Any]:
     return {
         "room": seated.room,
         "epoch": str(seated.epoch),
         "seat": seated.seat,
         "token": seated.token,
     }
+
+
+async def _player(request: Request) -> Account | None:
+    """The signed-in player's account of a request that takes a seat (its CSRF token
+    checked), or None for a guest (players_api.py)."""
+    from .players_api import signed_in  # the players' routes build on this module's
+
+    player = await signed_in(request, changes=True)
+    return None if player is None else player.account
 
 
 def _overloaded(services: Services) -> Response:
@@ -124,77 +135,80 @@ def _overloaded(services: Services) -> Response:
     return _error(503, "overloaded", sentence, {"retry-after": retry})
 
 
-@_handles_errors
+@handles_errors
 async def create_room(request: Request) -> Response:
     """A new room, unless the process is overloaded: a game not yet begun is the load to shed
     (the games under way keep their pace; another process of the deployment may take it)."""
-    services = _services(request)
+    services = services_of(request)
     if services.overloaded:
         return _overloaded(services)
-    spec = await _body(request, CreateRoom)
+    spec = await body_of(request, CreateRoom)
     name = check_name(spec.name)
+    player = await _player(request)
     try:
-        seated = await services.lobby.create(spec, name)
+        seated = await services.lobby.create(spec, name, account=player)
     except IllegalCommand as illegal:
         raise LobbyError(422, illegal.code, illegal.sentence) from None
-    return JSONResponse(_seated(seated), status_code=201)
+    return JSONResponse(seated_body(seated), status_code=201)
 
 
-@_handles_errors
+@handles_errors
 async def create_computer_room(request: Request) -> Response:
     """A room against the computer: the person's seat; the computer takes the other."""
-    services = _services(request)
+    services = services_of(request)
     if services.overloaded:
         return _overloaded(services)
-    spec = await _body(request, CreateComputerRoom)
-    return JSONResponse(_seated(await against_computer(services, spec)), status_code=201)
+    spec = await body_of(request, CreateComputerRoom)
+    seated = await against_computer(services, spec, await _player(request))
+    return JSONResponse(seated_body(seated), status_code=201)
 
 
-@_handles_errors
+@handles_errors
 async def create_watch_room(request: Request) -> Response:
     """A room where the computer plays itself, for spectators."""
-    services = _services(request)
+    services = services_of(request)
     if services.overloaded:
         return _overloaded(services)
-    seated = await computer_against_itself(services, await _body(request, CreateWatchRoom))
+    seated = await computer_against_itself(services, await body_of(request, CreateWatchRoom))
     return JSONResponse({"room": seated.room, "epoch": str(seated.epoch)}, status_code=201)
 
 
-@_handles_errors
+@handles_errors
 async def join_room(request: Request) -> Response:
-    services, room = _services(request), request.path_params["room"]
+    services, room = services_of(request), request.path_params["room"]
     if "authorization" in request.headers:  # a Challenge creator exchanging the host token
         claim = _bearer(request)
         if claim.seat != "host":
             raise LobbyError(409, "already_seated", "This token already holds a seat.")
         seated = await services.lobby.host_seat(claim)
     else:
-        spec = await _body(request, JoinRoom)
-        seated = await services.lobby.join(room, spec.side, check_name(spec.name))
+        spec = await body_of(request, JoinRoom)
+        player = await _player(request)
+        seated = await services.lobby.join(room, spec.side, check_name(spec.name), player)
         if seated.draws_setup:  # else the room is loaded by its first hello
             await services.start_random_setup(await services.registry.get(room))
-    return JSONResponse(_seated(seated))
+    return JSONResponse(seated_body(seated))
 
 
-@_handles_errors
+@handles_errors
 async def revoke_seat(request: Request) -> Response:
     claim = _bearer(request)
     if claim.seat == "host":
         raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
-    return JSONResponse(_seated(await _services(request).revoke(claim)))
+    return JSONResponse(seated_body(await services_of(request).revoke(claim)))
 
 
-@_handles_errors
+@handles_errors
 async def rematch(request: Request) -> Response:
     """A finished game's rematch for the seat of the token (api.md): same options, sides
     swapped; created by the first of the two players to ask."""
-    services = _services(request)
+    services = services_of(request)
     seated = await services.lobby.rematch(_bearer(request))
     await services.start_random_setup(await services.registry.get(seated.room))
-    return JSONResponse(_seated(seated))
+    return JSONResponse(seated_body(seated))
 
 
-@_handles_errors
+@handles_errors
 async def list_rooms(request: Request) -> Response:
     status = request.query_params.get("status", "open")
     if status not in STATUSES:
@@ -204,24 +218,24 @@ async def list_rooms(request: Request) -> Response:
         limit = min(MAX_LIST, max(1, int(request.query_params.get("limit", MAX_LIST))))
     except ValueError:
         raise LobbyError(422, "bad_request", "offset and limit are integers.") from None
-    services = _services(request)
+    services = services_of(request)
     rooms = await services.backend.rooms.rooms_by_status(status, offset=offset, limit=limit)
     return JSONResponse({"rooms": await services.lobby.summaries(rooms, status)})
 
 
-@_handles_errors
+@handles_errors
 async def get_room(request: Request) -> Response:
-    return JSONResponse(await _services(request).lobby.summary(request.path_params["room"]))
+    return JSONResponse(await services_of(request).lobby.summary(request.path_params["room"]))
 
 
 async def _room(request: Request) -> RoomRuntime:
     room = request.path_params["room"]
     if not tokens.is_room_id(room):
         raise RoomNotFound(room)
-    return await _services(request).registry.get(room)
+    return await services_of(request).registry.get(room)
 
 
-@_handles_errors
+@handles_errors
 async def room_log(request: Request) -> Response:
     """The unredacted log once the game is over; before that, what a spectator sees (R7)."""
     runtime = await _room(request)
@@ -237,7 +251,7 @@ async def room_log(request: Request) -> Response:
     return JSONResponse(body)
 
 
-@_handles_errors
+@handles_errors
 async def room_view(request: Request) -> Response:
     """The position as a spectator sees it now (R7), and the spectators' message number."""
     runtime = await _room(request)
@@ -266,7 +280,7 @@ async def healthz(request: Request) -> Response:
     Overload is reported, not failed: an overloaded process still serves its games, and a
     readiness that failed on load would take every busy process out of the balancer at once.
     """
-    services = _services(request)
+    services = services_of(request)
     fanout = services.fanout
     readiness = await fanout.readiness(timeout=2.0)
     ready = readiness.ready
@@ -288,7 +302,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    text = _services(request).metrics.registry.render()
+    text = services_of(request).metrics.registry.render()
     return PlainTextResponse(text, headers={"content-type": CONTENT_TYPE})
 
 

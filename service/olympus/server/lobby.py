@@ -4,10 +4,11 @@ The log is the game; this is who sits where, kept by the store's ``RoomSeats``
 (store/ports.py): field ``olympians`` / ``chthonians`` exists once the seat is taken and holds
 its token generation (revoking bumps it); ``host`` is the Challenge creator's generation and
 ``host_side`` the seat the creator got once the opponent picked; ``name:<seat>`` (or
-``name:host``) the player's display name (names.py); ``moved_ms`` when a command was last
-applied ("Your games": time since the last move). Options are also in the log's room meta
-(msgpack), so listing rooms needs no replay. A seat is taken in one step of the store, so two
-joiners never share a seat.
+``name:host``) the player's display name (names.py); ``account:<seat>`` (or ``account:host``)
+the id of the account that holds the seat, for a signed-in player (accounts.py); ``moved_ms``
+when a command was last applied ("Your games": time since the last move). Options are also
+in the log's room meta (msgpack), so listing rooms needs no replay. A seat is taken in one
+step of the store, so two joiners never share a seat.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import msgpack
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from olympus.rules import Faction, Options, create, encode
-from olympus.store import Backend, RoomNotFound
+from olympus.store import Account, Backend, RoomNotFound
 
 from . import tokens
 from .tokens import SeatClaim
@@ -47,11 +48,14 @@ class CreateRoom(BaseModel):
     commit_seconds: int | None = ClockSeconds
     forfeit_seconds: int | None = ClockSeconds
     name: str | None = None  # checked by names.check_name
+    rated: bool = False  # both players signed in; the ratings change at its end (rater.py)
 
     @model_validator(mode="after")
     def _challenge_side(self) -> CreateRoom:
         if self.challenge is not None and self.side is not None:
             raise ValueError("In a Challenge the other player picks the side: leave 'side' out.")
+        if self.challenge is not None and self.rated:
+            raise ValueError("A Challenge is not rated: its Honor adjustment handicaps a side.")
         return self
 
     def options(self) -> Options:
@@ -96,6 +100,18 @@ class Seated:
 Seats = dict[str, str | int]
 
 
+def seat_accounts(seats: Mapping[str, str]) -> dict[str, int]:
+    """The account id of each seat a signed-in player holds (a Challenge creator's goes to
+    the side the opponent left)."""
+    host = seats.get("host_side", "")
+    found = {}
+    for s in SEATS:
+        held = seats.get(f"account:{s}") or (seats.get("account:host") if host == s else None)
+        if held:
+            found[s] = int(held)
+    return found
+
+
 def seat_names(seats: Mapping[str, str]) -> dict[str, str | None]:
     """Each seat's display name; a Challenge creator's is kept as the host's until seated."""
     host = seats.get("host_side", "")
@@ -109,6 +125,7 @@ class Lobby:
         self.store = backend.events
         self.index = backend.rooms
         self.seats = backend.seats
+        self.accounts = backend.accounts
         self.secret = secret
         self.seed_source = seed_source
         self._moved: dict[str, int] = {}  # rooms whose last command's time is not written yet
@@ -121,19 +138,34 @@ class Lobby:
         request: CreateRoom,
         name: str | None = None,
         computer: Mapping[str, str] | None = None,
+        account: Account | None = None,
     ) -> Seated:
         """Create the room, append GameCreated with a secret token seed, seat the creator
-        (``name``: a checked display name). ``computer``: the seats the computer plays, with
-        their levels (computer.py)."""
+        (``name``: a checked display name; a signed-in creator's seat is bound to its
+        ``account``, under the account's name). ``computer``: the seats the computer plays,
+        with their levels (computer.py). ``403 sign_in_required`` for a rated room of a
+        guest."""
+        if request.rated and account is None:
+            raise LobbyError(403, "sign_in_required", "Sign in to play a rated game.")
         if request.challenge is not None:
             seat = "host"
         elif request.side in (None, "random"):
             seat = secrets.choice(SEATS)
         else:
             seat = request.side
+        if account is not None:
+            name = account.name
         seats: Seats = {seat: 1, **({f"name:{seat}": name} if name else {})}
+        if account is not None:
+            seats[f"account:{seat}"] = account.id
         room, epoch = await self._open(request, seats, "open", computer=computer or {})
+        if account is not None:
+            await self._note_game(account.id, room, seat)
         return Seated(room, epoch, seat, self._token(room, seat, 1))
+
+    async def _note_game(self, account_id: int, room: str, seat: str) -> None:
+        if self.accounts is not None:
+            await self.accounts.add_game(account_id, room, seat, time.time_ns() // 1_000_000)
 
     async def _open(
         self,
@@ -172,12 +204,16 @@ class Lobby:
         fresh = secrets.token_urlsafe(9)
         room = await self.seats.set_once(claim.room, "rematch", fresh)
         if room == fresh:
-            names = seat_names(await self.seats.fields(claim.room))
+            held = await self.seats.fields(claim.room)
+            names, accounts = seat_names(held), seat_accounts(held)
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
+            seats |= {f"account:{Faction(s).enemy.value}": a for s, a in accounts.items()}
             request = CreateRoom(**(await self.meta(claim.room))["options"])
             # not a Challenge any more: both sides are given (the Honor adjustment stays)
             await self._open(request, seats, "live", fresh, challenge=False, rematch_of=claim.room)
+            for s, account_id in accounts.items():
+                await self._note_game(account_id, fresh, Faction(s).enemy.value)
         if room is None:  # the room was deleted meanwhile
             raise LobbyError(404, "room_not_found", "There is no such room.")
         if not await self.store.room_exists(room):
@@ -188,10 +224,21 @@ class Lobby:
         meta: dict[str, Any] = msgpack.unpackb(await self.store.room_meta(room))
         return meta
 
-    async def join(self, room: str, side: str | None, name: str | None = None) -> Seated:
+    async def join(
+        self,
+        room: str,
+        side: str | None,
+        name: str | None = None,
+        account: Account | None = None,
+    ) -> Seated:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
-        (a checked display name), if any."""
+        (a checked display name), if any; a signed-in player's seat is bound to its
+        ``account``, under its name. ``403 sign_in_required`` for a guest in a rated room."""
         meta = await self._meta_or_404(room)
+        if meta["options"].get("rated") and account is None:
+            raise LobbyError(403, "sign_in_required", "Sign in to play a rated game.")
+        if account is not None:
+            name = account.name
         joined = await self.seats.join(room, side, bool(meta["challenge"]), name or "")
         if joined.outcome == "no_room":
             raise LobbyError(404, "room_not_found", "There is no such room.")
@@ -200,6 +247,9 @@ class Lobby:
         if joined.outcome == "taken":
             raise LobbyError(409, "seat_taken", "That seat is taken.")
         seat, full = joined.side, joined.full
+        if account is not None:
+            await self.seats.write(room, {f"account:{seat}": account.id})
+            await self._note_game(account.id, room, seat)
         if full:  # the join found the room
             await self.index.set_room_status(room, "live", seen=True)
         draws = full and bool(meta["options"].get("random_setup"))
@@ -243,6 +293,15 @@ class Lobby:
         if await self.generation(claim.room, claim.seat) != claim.generation:
             raise LobbyError(401, "token_revoked", "This seat token was revoked.")
 
+    async def reissue(self, room: str, seat: str) -> Seated:
+        """A token of ``seat`` at its current generation (its owner's, signed in on another
+        device: every token held elsewhere stays valid)."""
+        generation = await self.generation(room, seat)
+        if generation is None:
+            raise LobbyError(404, "room_not_found", "There is no such room.")
+        token = self._token(room, seat, generation)
+        return Seated(room, await self.store.epoch(room), seat, token, generation=generation)
+
     async def revoke(self, claim: SeatClaim) -> Seated:
         """Invalidate every token of the seat and hand out the one new token."""
         await self.check_generation(claim)
@@ -268,6 +327,7 @@ class Lobby:
             if record is None:
                 continue
             meta, seats = msgpack.unpackb(record.meta), record.seats
+            accounts = seat_accounts(seats)
             found.append(
                 {
                     "room": room,
@@ -276,6 +336,7 @@ class Lobby:
                     "options": meta["options"],
                     "seats": {s: s in seats for s in SEATS},
                     "names": seat_names(seats),
+                    "players": {s: s in accounts for s in SEATS},
                     "rematch": seats.get("rematch"),
                     "created_ms": meta["created_ms"],
                     "moved_ms": int(seats.get("moved_ms", meta["created_ms"])),

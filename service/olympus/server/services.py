@@ -19,12 +19,15 @@ from olympus.rules.commands import DrawRandomSetup
 from olympus.store import open_backend
 
 from . import tokens, ws_protocol
+from .accounts import AccountService
 from .archiver import Archiver
 from .clocks import Clocks
 from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
 from .metrics import REFRESH_SECONDS, ServiceMetrics
+from .passwords import Passwords
+from .rater import Rater
 from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
@@ -62,9 +65,17 @@ class Services:
             Archiver(self.backend, archive, settings, self.metrics) if archive is not None else None
         )
         self._archiving: asyncio.Task[None] | None = None
+        self.passwords = Passwords()
+        self.rater = (
+            Rater(self.backend, settings, self.metrics)
+            if self.backend.accounts is not None
+            else None
+        )
+        self._rating: asyncio.Task[None] | None = None
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
+        self.accounts: AccountService
         self._janitor: asyncio.Task[None] | None = None
         self._moved_writer: asyncio.Task[None] | None = None
         self._gauges_writer: asyncio.Task[None] | None = None
@@ -116,6 +127,7 @@ class Services:
     async def start(self) -> None:
         self.secret = await tokens.shared_secret(self.backend.keys, self.settings.secret)
         self.lobby = Lobby(self.backend, self.secret, self.settings.seed_source)
+        self.accounts = AccountService(self.backend, self.secret, self.passwords)
         await self.fanout.start()
         await self.clocks.start()
         await self.loop_lag.start()
@@ -125,12 +137,17 @@ class Services:
         if self.archiver is not None:
             await self._migrate()
             self._archiving = loop.create_task(self.archiver.run())
+        if self.rater is not None:
+            self._rating = loop.create_task(self.rater.run())
         self.metrics.registry.refresh()
         if self.metrics.shared:
             self._gauges_writer = loop.create_task(self._gauges_loop())
 
     async def stop(self) -> None:
-        await cancel(self._janitor, self._moved_writer, self._gauges_writer, self._archiving)
+        await cancel(
+            self._janitor, self._moved_writer, self._gauges_writer, self._archiving, self._rating
+        )
+        self.passwords.close()
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()
@@ -209,8 +226,10 @@ class Services:
             await self._finished(runtime.room_id)
 
     async def _finished(self, room_id: str) -> None:
-        """The game's end: queued for the archive, then listed as finished (in this order, so
-        that a room listed finished is queued)."""
+        """The game's end: queued for the ratings and the archive, then listed as finished
+        (in this order, so that a room listed finished is queued)."""
+        if self.rater is not None:
+            await self.rater.queue_finished(room_id)
         if self.archiver is not None:
             await self.archiver.queue_finished(room_id)
         await self.backend.rooms.set_room_status(room_id, "finished")

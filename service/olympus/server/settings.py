@@ -39,6 +39,11 @@ class Settings:
     archive_batch: int = 100
     archive_concurrency: int = 8
     archive_lease_seconds: float = 120.0
+    # Rated games' ends (rater.py): how often the queue is read, how long a claim holds.
+    rating_poll_seconds: float = 0.5
+    rating_lease_seconds: float = 30.0
+    # The leaderboard lists players of at least this many rated games.
+    leaderboard_min_games: int = 5
     # Key prefix of every key and channel of this deployment (tests use one per test).
     prefix: str = "olympus"
     # HMAC key of seat tokens; None: generated once and shared through the store (tokens.py).

@@ -18,8 +18,10 @@ from olympus.store.archived import (
 )
 from olympus.store.batching import NotReplicated, Replicated
 from olympus.store.event_store import EventStore, RoomKeys
+from olympus.store.players import Account, NameTaken, RatedGame, RatingChange, Standing
 from olympus.store.ports import (
     BOT_BUCKETS,
+    Accounts,
     Archive,
     Backend,
     BotSeats,
@@ -28,6 +30,7 @@ from olympus.store.ports import (
     EventLog,
     Hints,
     Join,
+    Players,
     Readiness,
     RoomIndex,
     RoomRecord,
@@ -70,6 +73,8 @@ __all__ = [
     "CLUSTER_SCHEME",
     "COMPILED",
     "MEMORY_URL",
+    "Account",
+    "Accounts",
     "AppendResult",
     "Applied",
     "Archive",
@@ -92,8 +97,12 @@ __all__ = [
     "IdReused",
     "Join",
     "LogDiverged",
+    "NameTaken",
     "NotReplicated",
     "PlayerGame",
+    "Players",
+    "RatedGame",
+    "RatingChange",
     "Readiness",
     "Replicated",
     "RoomArchived",
@@ -107,6 +116,7 @@ __all__ = [
     "SharedKeys",
     "Snapshot",
     "SnapshotAhead",
+    "Standing",
     "StoreConfig",
     "StoreUnavailable",
     "StoredEvent",

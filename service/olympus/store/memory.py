@@ -19,8 +19,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .memory_hints import HintHub, MemoryHints
+from .memory_players import MemoryPlayers
 from .ports import (
     BOT_BUCKETS,
+    Accounts,
     Archive,
     BotSeats,
     ControlHandler,
@@ -29,6 +31,7 @@ from .ports import (
     HintHandler,
     Hints,
     Join,
+    Players,
     RoomIndex,
     RoomRecord,
     RoomSeats,
@@ -93,6 +96,7 @@ class _Storage:
         self.seats: dict[str, dict[str, str]] = {}
         self.deadlines: dict[str, int] = {}
         self.archive_due: dict[str, int] = {}
+        self.rating_due: dict[str, int] = {}
         self.bots: dict[int, dict[str, str]] = {}
         self.secret: str | None = None
         self.hub = HintHub(self.lock)
@@ -366,7 +370,8 @@ class MemoryRoomSeats(_Port, RoomSeats):
 
 
 class MemoryDeadlineIndex(_Port, DeadlineIndex):
-    """A room -> due index: the clocks' (``deadlines``) or the archive's (``archive_due``)."""
+    """A room -> due index: the clocks' (``deadlines``), the archive's (``archive_due``) or
+    the ratings' (``rating_due``)."""
 
     def __init__(self, storage: _Storage, index: dict[str, int]) -> None:
         super().__init__(storage)
@@ -435,7 +440,12 @@ class MemoryBackend:
         self.archive_queue: DeadlineIndex = MemoryDeadlineIndex(
             self._storage, self._storage.archive_due
         )
+        self.rating_queue: DeadlineIndex = MemoryDeadlineIndex(
+            self._storage, self._storage.rating_due
+        )
         self.archive: Archive | None = None
+        self.accounts: Accounts | None = None  # tiered.py gives a backend its accounts
+        self.players: Players = MemoryPlayers()
         self.bots: BotSeats = MemoryBotSeats(self._storage)
         self.keys: SharedKeys = MemorySharedKeys(self._storage)
 

@@ -18,6 +18,10 @@ every failure to reach the storage is ``StoreUnavailable``.
   A backend opened with an archive answers every read of an archived room from it, as the
   live store answered before (tiered.py); its ``archive_queue`` says when each finished room
   is due to move.
+- ``Accounts``: players' accounts, ratings and the games each sat in (PostgreSQL beside the
+  archive: postgres_accounts.py); a backend has them when it has an archive.
+- ``Players``: what is short-lived of players in the live store: their sessions' generations
+  and ends, and counters of attempts (sign-in limits).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, Protocol
 
 from .archived import ArchivedGame, ArchivedHead, PlayerGame
+from .players import Account, RatedGame, Rating, RatingChange, Standing
 from .records import AppendResult, Applied, RoomLoad, Snapshot, StoredEvent
 
 
@@ -293,6 +298,75 @@ class Archive(Protocol):
     async def aclose(self) -> None: ...
 
 
+class Accounts(Protocol):
+    """Players' accounts and ratings (players.py), kept for good beside the archive. Every
+    failure to reach the storage is ``StoreUnavailable``."""
+
+    async def create(
+        self, name: str, name_key: str, password_hash: str, at_ms: int, standing: Standing
+    ) -> Account:
+        """A new account; ``NameTaken`` if an account has ``name_key`` already."""
+        ...
+
+    async def find(self, name_key: str) -> Account | None: ...
+
+    async def get(self, account_id: int) -> Account | None: ...
+
+    async def set_password(self, account_id: int, password_hash: str) -> None: ...
+
+    async def add_game(self, account_id: int, room_id: str, seat: str, created_ms: int) -> None:
+        """Note that the account took ``seat`` of ``room_id`` (again: nothing changes)."""
+        ...
+
+    async def games(self, account_id: int, limit: int = 50) -> list[tuple[str, str]]:
+        """The account's rooms and seats, newest first, at most ``limit``."""
+        ...
+
+    async def rate(self, game: RatedGame, rating: Rating) -> list[RatingChange]:
+        """Rate ``game`` once: the first call for its room gives each seat's account the
+        standing ``rating`` computes from both standings before it, in one transaction, and
+        returns the changes; every later call changes nothing and returns those kept."""
+        ...
+
+    async def changes(self, room_id: str) -> list[RatingChange]:
+        """The rated game's changes (none if it is not rated)."""
+        ...
+
+    async def history(self, account_id: int, limit: int = 200) -> list[RatingChange]:
+        """The account's changes, newest first, at most ``limit``."""
+        ...
+
+    async def leaderboard(self, min_games: int, limit: int) -> list[Account]:
+        """The accounts of at least ``min_games`` rated games, best rating first."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class Players(Protocol):
+    """Players' short-lived state in the live store: sessions (a generation per account, as
+    seats' tokens have, and the sessions signed out one by one) and attempt counters."""
+
+    async def session(self, account_id: int, session_id: str) -> tuple[int, bool]:
+        """The account's session generation (0 before any bump) and whether ``session_id``
+        was signed out, in one read."""
+        ...
+
+    async def end_session(self, account_id: int, session_id: str, ttl_seconds: int) -> None:
+        """Sign ``session_id`` out (remembered ``ttl_seconds``: its cookie's lifetime)."""
+        ...
+
+    async def bump_generation(self, account_id: int) -> int:
+        """End every session of the account: its generation goes up; the new one."""
+        ...
+
+    async def attempt(self, key: str, window_seconds: int) -> tuple[int, int]:
+        """Count an attempt under ``key`` in a window of ``window_seconds`` that starts with
+        its first attempt: the attempts in the window so far (this one included) and the
+        milliseconds until it ends."""
+        ...
+
+
 HintHandler = Callable[[str, int | None], None]
 ControlHandler = Callable[[dict[str, Any]], None]
 
@@ -389,6 +463,19 @@ class Backend(Protocol):
     @property
     def archive_queue(self) -> DeadlineIndex:
         """When each finished room is due to move to the archive (ms since the epoch)."""
+        ...
+
+    @property
+    def accounts(self) -> Accounts | None:
+        """Players' accounts and ratings; None without an archive (no accounts then)."""
+        ...
+
+    @property
+    def players(self) -> Players: ...
+
+    @property
+    def rating_queue(self) -> DeadlineIndex:
+        """The finished rated games whose ratings are to change (due at once)."""
         ...
 
     def hints(

@@ -44,7 +44,7 @@ def _unreached(error: BaseException) -> StoreUnavailable:
 
 
 # A coroutine method raising its failures to reach PostgreSQL as ``StoreUnavailable``.
-_reached = translating(_UNREACHED, _unreached)
+reached = translating(_UNREACHED, _unreached)
 
 
 _SUMMARY_COLUMNS = ("options", "players", "result", "reason", "started_ms", "ended_ms")
@@ -73,7 +73,8 @@ class PostgresArchive:
         self._pool: asyncpg.Pool | None = None
         self._making: asyncio.Lock | None = None
 
-    async def _connections(self) -> asyncpg.Pool:
+    async def connections(self) -> asyncpg.Pool:
+        """The pool (made now if there is none): the accounts' too (postgres_accounts.py)."""
         if self._pool is not None:
             return self._pool
         if self._making is None:
@@ -90,20 +91,20 @@ class PostgresArchive:
         return self._pool
 
     async def _fetch(self, query: str, *args: Any) -> list[asyncpg.Record]:
-        pool = await self._connections()
+        pool = await self.connections()
         rows: list[asyncpg.Record] = await pool.fetch(query, *args)
         return rows
 
-    @_reached
+    @reached
     async def migrate(self) -> None:
-        pool = await self._connections()
+        pool = await self.connections()
         async with pool.acquire() as connection:
             await migrate(connection)
 
-    @_reached
+    @reached
     async def put(self, game: ArchivedGame) -> ArchivedHead:
         s = game.summary
-        pool = await self._connections()
+        pool = await self.connections()
         async with pool.acquire() as connection, connection.transaction():
             written = await connection.fetchval(
                 "INSERT INTO games (room_id, epoch, options, players, result, reason,"
@@ -140,7 +141,7 @@ class PostgresArchive:
             raise ArchiveConflict(game.room_id, held or ArchivedHead(0, ""), offered)
         return held
 
-    @_reached
+    @reached
     async def head(self, room_id: str) -> ArchivedHead | None:
         """Read back from the kept log itself: its events counted and chained anew."""
         check_room_id(room_id)
@@ -150,7 +151,7 @@ class PostgresArchive:
         events = unpack_log(rows[0]["log"])
         return ArchivedHead(len(events), chain_head(events))
 
-    @_reached
+    @reached
     async def get(self, room_id: str) -> ArchivedGame | None:
         check_room_id(room_id)
         rows = await self._fetch(
@@ -170,7 +171,7 @@ class PostgresArchive:
             summary=_summary(row),
         )
 
-    @_reached
+    @reached
     async def records(self, room_ids: Sequence[str]) -> dict[str, tuple[bytes, dict[str, str]]]:
         for room_id in room_ids:
             check_room_id(room_id)
@@ -179,14 +180,14 @@ class PostgresArchive:
         )
         return {r["room_id"]: (bytes(r["meta"]), json.loads(r["seats"])) for r in rows}
 
-    @_reached
+    @reached
     async def room_ids(self, *, offset: int = 0, limit: int | None = None) -> list[str]:
         rows = await self._fetch(
             "SELECT room_id FROM games ORDER BY room_id OFFSET $1 LIMIT $2", offset, limit
         )
         return [r["room_id"] for r in rows]
 
-    @_reached
+    @reached
     async def games_of(
         self, name: str, *, before: tuple[int, str] | None = None, limit: int = 20
     ) -> list[PlayerGame]:

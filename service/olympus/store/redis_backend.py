@@ -13,10 +13,11 @@ from collections.abc import Callable
 
 from .batching import Replicated
 from .event_store import EventStore
-from .ports import Archive, ControlHandler, HintHandler, StoreConfig
+from .ports import Accounts, Archive, ControlHandler, HintHandler, StoreConfig
 from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .redis_hints import RedisHints
 from .redis_indexes import RedisBotSeats, RedisDeadlines, RedisSharedKeys
+from .redis_players import RedisPlayers
 from .redis_seats import RedisSeats
 
 
@@ -36,7 +37,10 @@ class RedisBackend:
         self.seats = RedisSeats(self.events)
         self.deadlines = RedisDeadlines(self.redis, config.prefix)
         self.archive_queue = RedisDeadlines(self.redis, config.prefix, "archive-due")
+        self.rating_queue = RedisDeadlines(self.redis, config.prefix, "rating-due")
         self.archive: Archive | None = None  # tiered.py gives a backend its archive
+        self.accounts: Accounts | None = None  # and its accounts
+        self.players = RedisPlayers(self.redis, config.prefix)
         self.bots = RedisBotSeats(self.redis, config.prefix)
         self.keys = RedisSharedKeys(self.redis, config.prefix)
 

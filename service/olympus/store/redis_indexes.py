@@ -7,7 +7,8 @@ the masters instead of loading one (docs/scaling.md):
   (room -> earliest due, ms), the room's bucket by the CRC-32 of its id; the unbucketed
   ``<prefix>:{rooms}:deadlines`` is still read, and each room found there moved to its bucket;
 - the archive's queue (finished room -> when it is due to move), the same way under
-  ``archive-due``;
+  ``archive-due``, and the ratings' queue (finished rated room -> when to rate it) under
+  ``rating-due``;
 - the bot seat records: ``BOT_BUCKETS`` hashes ``<prefix>:{bots:<n>}`` (``<room>:<seat>`` ->
   record), the room's bucket by ``bot_hash`` (ports.py);
 - the token key: ``<prefix>:secret``, set once (SET NX).
@@ -34,7 +35,8 @@ class RedisDeadlines:
     """The ``DeadlineIndex`` port on Redis (ports.py)."""
 
     def __init__(self, redis: Redis | RedisCluster, prefix: str, name: str = "deadlines") -> None:
-        """``name``: ``deadlines`` (the clocks') or ``archive-due`` (the archive's queue)."""
+        """``name``: ``deadlines`` (the clocks'), ``archive-due`` (the archive's queue) or
+        ``rating-due`` (the ratings')."""
         self.redis = redis
         self._keys = [f"{prefix}:{{rooms:{n}}}:{name}" for n in range(DEADLINE_BUCKETS)]
         self._unbucketed = f"{prefix}:{{rooms}}:{name}"

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from .archived import ArchivedGame, stored_events
 from .ports import (
+    Accounts,
     Archive,
     Backend,
     BotSeats,
@@ -27,6 +28,7 @@ from .ports import (
     HintHandler,
     Hints,
     Join,
+    Players,
     RoomIndex,
     RoomRecord,
     RoomSeats,
@@ -252,10 +254,11 @@ def _record(kept: tuple[bytes, dict[str, str]] | None) -> RoomRecord | None:
 class TieredBackend:
     """``Backend``: ``live``'s ports, reading through to ``archive`` (see the module)."""
 
-    def __init__(self, live: Backend, archive: Archive) -> None:
+    def __init__(self, live: Backend, archive: Archive, accounts: Accounts | None = None) -> None:
         self.live = live
         archived = _Archived(archive)
         self.archive: Archive | None = archive
+        self.accounts: Accounts | None = accounts
         self.events: EventLog = TieredEventLog(live.events, archived)
         self.rooms: RoomIndex = TieredRoomIndex(live.rooms, archived)
         self.seats: RoomSeats = TieredSeats(live.seats, archived)
@@ -275,6 +278,14 @@ class TieredBackend:
     @property
     def archive_queue(self) -> DeadlineIndex:
         return self.live.archive_queue
+
+    @property
+    def rating_queue(self) -> DeadlineIndex:
+        return self.live.rating_queue
+
+    @property
+    def players(self) -> Players:
+        return self.live.players
 
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]

@@ -7,12 +7,12 @@ URL says. Nothing else in the service branches on the kind of storage.
 
 Given an ``archive_url``, the backend reads through to that archive (tiered.py):
 ``postgresql://…`` (postgres_archive.py) or ``memory://`` (memory_archive.py, the process's one
-for the prefix).
+for the prefix); players' accounts live beside it (postgres_accounts.py, memory_accounts.py).
 """
 
 from __future__ import annotations
 
-from .ports import Archive, Backend, StoreConfig
+from .ports import Accounts, Archive, Backend, StoreConfig
 
 MEMORY_URL = "memory://"
 
@@ -25,7 +25,8 @@ def open_backend(config: StoreConfig) -> Backend:
         return live
     from .tiered import TieredBackend
 
-    return TieredBackend(live, open_archive(config))
+    archive = open_archive(config)
+    return TieredBackend(live, archive, open_accounts(archive, config))
 
 
 def open_archive(config: StoreConfig) -> Archive:
@@ -40,6 +41,19 @@ def open_archive(config: StoreConfig) -> Archive:
 
         return PostgresArchive(url, timeout=config.timeout)
     raise ValueError(f"an archive URL is postgresql://… or memory://, not {url!r}")
+
+
+def open_accounts(archive: Archive, config: StoreConfig) -> Accounts:
+    """The players' accounts beside ``archive``: in its PostgreSQL database, or in memory."""
+    from .postgres_archive import PostgresArchive
+
+    if isinstance(archive, PostgresArchive):
+        from .postgres_accounts import PostgresAccounts
+
+        return PostgresAccounts(archive)
+    from .memory_accounts import MemoryAccounts
+
+    return MemoryAccounts.shared(config.prefix)
 
 
 def _live(config: StoreConfig) -> Backend:

@@ -1,0 +1,169 @@
+"""Rated games change their players' ratings once, at their end, whatever process dies when.
+
+A game's end queues its room (``Backend.rating_queue``, due at once) before the room is listed
+finished, in every game when the backend keeps accounts. Every process runs a ``Rater``; each
+pass takes the rooms due, claims each for ``rating_lease_seconds`` and rates it:
+
+1. **read**: the room's meta, seats and last ``GameEnded``: a room not rated, or not won, lost
+   or drawn by two accounts (an aborted game), leaves the queue unrated;
+2. **rated**: ``Accounts.rate`` changes both ratings in one transaction keyed by the room:
+   a second try, by this process or any other, changes nothing;
+3. **done**: the room leaves the queue.
+
+Killed at any step (``kill -9`` in the middle of the transaction included), the room stays
+queued and the next pass after the lease rates it, once. Loss by absence (R12) is a loss.
+Each game is a rating period of its own for both players (ratings/glicko2.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+import msgpack
+
+from olympus.ratings import glicko2
+from olympus.rules import Faction, decode
+from olympus.rules.events import GameEnded
+from olympus.store import Backend, RatedGame, RatingChange, RoomNotFound, Standing, StoreUnavailable
+
+from .lobby import seat_accounts
+from .metrics import Counter, ServiceMetrics
+from .settings import Settings
+
+log = logging.getLogger("olympus.server.rater")
+
+# Called after each step of a room's rating ("read", "rating" inside the transaction, "rated",
+# "done") with the room: what tests kill the process at.
+StepHook = Callable[[str, str], None]
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def scores(result: str) -> dict[str, float] | None:
+    """Each seat's score (1 a win, 0.5 a draw, 0 a loss) of a game's ``result``; None for a
+    game without one (aborted)."""
+    if result == "draw":
+        return {f.value: 0.5 for f in Faction}
+    if result in (f.value for f in Faction):
+        return {f.value: 1.0 if f.value == result else 0.0 for f in Faction}
+    return None
+
+
+def glicko(scored: Mapping[str, float]) -> Callable[[Mapping[str, Standing]], dict[str, Standing]]:
+    """The ``Rating`` of one game: each seat's Glicko-2 period of one game against the
+    other's standing before it."""
+
+    def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+        after = {}
+        for seat, standing in before.items():
+            other = before[Faction(seat).enemy.value]
+            opponent = glicko2.Rating(other.rating, other.deviation, other.volatility)
+            new = glicko2.rate(
+                glicko2.Rating(standing.rating, standing.deviation, standing.volatility),
+                [glicko2.Outcome(opponent, scored[seat])],
+            )
+            after[seat] = Standing(new.r, new.rd, new.sigma)
+        return after
+
+    return rate
+
+
+class Rater:
+    """Rates this deployment's finished rated games (see the module)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        settings: Settings,
+        metrics: ServiceMetrics,
+        on_step: StepHook | None = None,
+    ) -> None:
+        accounts = backend.accounts
+        assert accounts is not None, "a rater needs the accounts"
+        self.accounts = accounts
+        self.backend = backend
+        self.queue = backend.rating_queue
+        self.settings = settings
+        self.on_step = on_step
+        self.rated = metrics.registry.add(
+            Counter("olympus_rated_games_total", "Rated games whose ratings this process changed.")
+        )
+
+    async def queue_finished(self, room_id: str) -> None:
+        """Queue a room whose game has just ended (every game: the pass tells rated ones)."""
+        await self.queue.set_due(room_id, _now_ms())
+
+    async def run(self) -> None:
+        """Pass after pass, every ``rating_poll_seconds``, until cancelled."""
+        while True:
+            try:
+                await self.pass_once()
+            except StoreUnavailable as error:
+                log.warning("rating waits: %s", error)
+            except Exception:
+                log.exception("a rating pass failed")
+            await asyncio.sleep(self.settings.rating_poll_seconds)
+
+    async def pass_once(self) -> int:
+        """Rate the rooms due now; return how many were rated by this pass."""
+        now = _now_ms()
+        lease = now + int(self.settings.rating_lease_seconds * 1000)
+        done = 0
+        for room_id in await self.queue.overdue(now, limit=100):
+            await self.queue.set_due(room_id, lease)  # others pass it by for a while
+            try:
+                done += bool(await self.rate(room_id))
+            except StoreUnavailable:
+                await self.queue.set_due(room_id, now)  # due again at once
+                raise
+        return done
+
+    async def rate(self, room_id: str) -> list[RatingChange]:
+        """Rate one room (see the module): its changes, or none for a game not rated."""
+        game = await self.read(room_id)
+        self._step("read", room_id)
+        changes: list[RatingChange] = []
+        if game is not None:
+            rating = glicko(game.scores)
+
+            def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+                self._step("rating", room_id)  # inside the transaction
+                return rating(before)
+
+            changes = await self.accounts.rate(game, rate)
+            self.rated.inc()
+            self._step("rated", room_id)
+        await self.queue.set_due(room_id, None)
+        self._step("done", room_id)
+        return changes
+
+    async def read(self, room_id: str) -> RatedGame | None:
+        """The room as a rated game, or None: not rated, without two accounts, or without a
+        result."""
+        try:
+            meta = msgpack.unpackb(await self.backend.events.room_meta(room_id))
+            if not meta["options"].get("rated"):
+                return None
+            accounts = seat_accounts(await self.backend.seats.fields(room_id))
+            stored = await self.backend.events.read(room_id, 0)
+        except RoomNotFound:
+            return None
+        ended = next(
+            (e for e in (decode(s.data) for s in reversed(stored)) if isinstance(e, GameEnded)),
+            None,
+        )
+        scored = None if ended is None else scores(ended.result)
+        if ended is None or scored is None or len(accounts) != 2:
+            return None
+        if len(set(accounts.values())) != 2:  # one account on both sides: nothing to rate
+            return None
+        return RatedGame(room_id, accounts, scored, ended.result, _now_ms())
+
+    def _step(self, step: str, room_id: str) -> None:
+        if self.on_step is not None:
+            self.on_step(step, room_id)

@@ -1,0 +1,137 @@
+"""The players' ports (store/ports.py): ``Accounts`` on PostgreSQL (a real server, a database of
+the test's own) and memory, ``Players`` on memory, one Redis and a Redis Cluster. A game is
+rated once, however many tries race or repeat."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator, Mapping
+
+import pytest
+
+from olympus.store import Backend, StoreConfig, open_archive
+from olympus.store.players import NameTaken, RatedGame, Standing
+from olympus.store.ports import Accounts
+from olympus.store.wiring import open_accounts
+
+START = Standing(1500.0, 350.0, 0.06)
+
+
+@pytest.fixture(params=["memory", "postgres"])
+async def accounts(request: pytest.FixtureRequest) -> AsyncIterator[Accounts]:
+    prefix = f"p-{uuid.uuid4().hex}"
+    url = "memory://" if request.param == "memory" else request.getfixturevalue("database_url")
+    config = StoreConfig("memory://", prefix=prefix, archive_url=url)
+    archive = open_archive(config)
+    await archive.migrate()
+    yield open_accounts(archive, config)
+    await archive.aclose()
+
+
+async def test_names_are_unique_as_they_are_compared(accounts: Accounts) -> None:
+    ann = await accounts.create("Ann", "ann", "hash-1", 1_000, START)
+    with pytest.raises(NameTaken):
+        await accounts.create("ANN", "ann", "hash-2", 2_000, START)
+    assert await accounts.find("ann") == ann
+    assert await accounts.get(ann.id) == ann
+    assert await accounts.find("bo") is None
+    assert await accounts.get(ann.id + 1000) is None
+    await accounts.set_password(ann.id, "hash-3")
+    changed = await accounts.get(ann.id)
+    assert changed is not None and changed.password_hash == "hash-3" and changed.name == "Ann"
+
+
+async def test_an_accounts_games_newest_first_each_once(accounts: Accounts) -> None:
+    ann = await accounts.create("Ann", "ann", "h", 1, START)
+    await accounts.add_game(ann.id, "room-old", "olympians", 1_000)
+    await accounts.add_game(ann.id, "room-new", "chthonians", 3_000)
+    await accounts.add_game(ann.id, "room-old", "chthonians", 5_000)  # again: nothing changes
+    assert await accounts.games(ann.id) == [("room-new", "chthonians"), ("room-old", "olympians")]
+    assert await accounts.games(ann.id, limit=1) == [("room-new", "chthonians")]
+
+
+def _plus(delta: float) -> object:
+    calls = []
+
+    def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+        calls.append(dict(before))
+        sign = {"olympians": 1, "chthonians": -1}
+        return {
+            seat: Standing(s.rating + sign[seat] * delta, s.deviation - 10, s.volatility)
+            for seat, s in before.items()
+        }
+
+    rate.calls = calls  # type: ignore[attr-defined]
+    return rate
+
+
+async def test_a_game_is_rated_once_however_often_and_however_many_at_once(
+    accounts: Accounts,
+) -> None:
+    ann = await accounts.create("Ann", "ann", "h", 1, START)
+    bo = await accounts.create("Bo", "bo", "h", 1, START)
+    game = RatedGame(
+        "room-1",
+        {"olympians": ann.id, "chthonians": bo.id},
+        {"olympians": 1.0, "chthonians": 0.0},
+        "olympians",
+        9_000,
+    )
+    rate = _plus(20)
+    tries = await asyncio.gather(*(accounts.rate(game, rate) for _ in range(5)))  # type: ignore[arg-type]
+    assert len(rate.calls) == 1  # type: ignore[attr-defined]
+    assert all(t == tries[0] for t in tries)
+    again = await accounts.rate(game, _plus(999))  # type: ignore[arg-type]
+    assert again == tries[0] == await accounts.changes("room-1")
+    by_seat = {c.seat: c for c in again}
+    assert by_seat["olympians"].before.rating == 1500 and by_seat["olympians"].after.rating == 1520
+    assert by_seat["chthonians"].after.rating == 1480 and by_seat["chthonians"].score == 0.0
+    ann_now, bo_now = await accounts.get(ann.id), await accounts.get(bo.id)
+    assert ann_now is not None and bo_now is not None
+    assert (ann_now.standing.rating, ann_now.rated_games, ann_now.rated_ms) == (1520, 1, 9_000)
+    assert (bo_now.standing.rating, bo_now.standing.deviation) == (1480, 340)
+    assert await accounts.changes("room-2") == []
+
+
+async def test_history_and_leaderboard(accounts: Accounts) -> None:
+    ann = await accounts.create("Ann", "ann", "h", 1, START)
+    bo = await accounts.create("Bo", "bo", "h", 1, START)
+    await accounts.create("Cy", "cy", "h", 1, START)  # never rated: on no leaderboard
+    seats = {"olympians": ann.id, "chthonians": bo.id}
+    score = {"olympians": 1.0, "chthonians": 0.0}
+    for n in range(3):
+        await accounts.rate(
+            RatedGame(f"r{n}", seats, score, "olympians", 1_000 * (n + 1)), _plus(10)
+        )  # type: ignore[arg-type]
+    history = await accounts.history(ann.id)
+    assert [c.room_id for c in history] == ["r2", "r1", "r0"]
+    assert [round(c.after.rating) for c in history] == [1530, 1520, 1510]
+    assert await accounts.history(ann.id, limit=1) == history[:1]
+    board = await accounts.leaderboard(min_games=3, limit=10)
+    assert [a.name for a in board] == ["Ann", "Bo"]
+    assert await accounts.leaderboard(min_games=4, limit=10) == []
+    assert [a.name for a in await accounts.leaderboard(min_games=0, limit=1)] == ["Ann"]
+
+
+async def test_sessions_end_one_by_one_or_all_at_once(backend: Backend) -> None:
+    players = backend.players
+    assert await players.session(7, "s-one") == (0, False)
+    await players.end_session(7, "s-one", 60)
+    assert await players.session(7, "s-one") == (0, True)
+    assert await players.session(7, "s-two") == (0, False)
+    assert await players.session(8, "s-one") == (0, False)  # another account's
+    assert await players.bump_generation(7) == 1
+    assert await players.bump_generation(7) == 2
+    assert await players.session(7, "s-two") == (2, False)
+    assert await players.session(8, "s-two") == (0, False)
+
+
+async def test_attempts_are_counted_in_a_window(backend: Backend) -> None:
+    players = backend.players
+    first = await players.attempt("name:ann", 60)
+    assert first[0] == 1 and 0 < first[1] <= 60_000
+    assert (await players.attempt("name:ann", 60))[0] == 2
+    assert (await players.attempt("name:bo", 60))[0] == 1
+    count, left = await players.attempt("name:ann", 60)
+    assert count == 3 and left <= first[1]
