@@ -1,6 +1,6 @@
 """The players' ports (store/ports.py): ``Accounts`` on PostgreSQL (a real server, a database of
-the test's own) and memory, ``Players`` on memory, one Redis and a Redis Cluster. A game is
-rated once, however many tries race or repeat."""
+the test's own) and memory; ``Players`` and ``SeekPool`` on memory, one Redis and a Redis
+Cluster. A game is rated once, however many tries race or repeat; a seek is paired once."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from collections.abc import AsyncIterator, Mapping
 
 import pytest
 
-from olympus.store import Backend, StoreConfig, open_archive
+from olympus.store import Backend, Seek, StoreConfig, open_archive
 from olympus.store.players import NameTaken, RatedGame, Standing
 from olympus.store.ports import Accounts
+from olympus.store.seeks import first_side, range_of, room_of
 from olympus.store.wiring import open_accounts
 
 START = Standing(1500.0, 350.0, 0.06)
@@ -135,3 +136,52 @@ async def test_attempts_are_counted_in_a_window(backend: Backend) -> None:
     assert (await players.attempt("name:bo", 60))[0] == 1
     count, left = await players.attempt("name:ann", 60)
     assert count == 3 and left <= first[1]
+
+
+def _seek(
+    n: int, account: int, rating: float, since: int = 0, alive: int = 10_000, pool: str = "p"
+) -> Seek:
+    return Seek(f"seek-{n}", account, pool, rating, since, alive)
+
+
+async def test_seeks_pair_by_rating_once_and_only_alive(backend: Backend) -> None:
+    seeks = backend.seeks
+    for seek in (
+        _seek(1, 1, 1500),
+        _seek(2, 2, 1550),
+        _seek(3, 3, 1900),
+        _seek(4, 4, 1520, pool="q"),
+        _seek(5, 5, 1510, alive=500),  # not kept alive: dead at 1000
+    ):
+        await seeks.add(seek)
+    assert await seeks.pools() == ["p", "q"]
+    pairs = await seeks.pair("p", 1_000)
+    assert pairs == [("seek-1", "seek-2", room_of("seek-1", "seek-2"))]  # 1900 is too far
+    first, second = await seeks.match("seek-1"), await seeks.match("seek-2")
+    assert first is not None and second is not None
+    assert first.room == second.room == pairs[0][2]
+    assert {first.seat, second.seat} == {"olympians", "chthonians"}
+    assert first.seat == first_side(first.room)
+    assert first.accounts == second.accounts == {first.seat: 1, second.seat: 2}
+    assert await seeks.pair("p", 1_000) == []  # nobody is paired twice
+    assert not await seeks.keep_alive("seek-1", 20_000)  # paired: no longer waiting
+    assert not await seeks.keep_alive("seek-5", 20_000)  # dropped dead
+    assert await seeks.waiting("p") == 1 and await seeks.waiting("q") == 1
+    # the range widens with the waiting: 400 apart, paired after 15 s of waiting
+    await seeks.add(_seek(6, 6, 1500, since=0, alive=10**9))
+    assert await seeks.keep_alive("seek-3", 10**9)
+    assert await seeks.pair("p", 5_000) == []
+    assert [p[:2] for p in await seeks.pair("p", 15_000)] == [("seek-6", "seek-3")]
+    assert range_of(0) == 100 and range_of(15_000) == 400 and range_of(10**9) == 600
+
+
+async def test_a_seek_is_cancelled_or_replaced_and_never_meets_itself(backend: Backend) -> None:
+    seeks = backend.seeks
+    await seeks.add(_seek(1, 1, 1500))
+    await seeks.add(_seek(2, 1, 1500))  # the same account again: the first one goes
+    assert await seeks.waiting("p") == 1
+    assert not await seeks.keep_alive("seek-1", 5_000)
+    await seeks.add(_seek(3, 2, 1500))
+    assert await seeks.cancel("seek-3") and not await seeks.cancel("seek-3")
+    assert await seeks.pair("p", 1_000) == []
+    assert await seeks.match("seek-2") is None

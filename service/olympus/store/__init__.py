@@ -35,6 +35,7 @@ from olympus.store.ports import (
     RoomIndex,
     RoomRecord,
     RoomSeats,
+    SeekPool,
     SharedKeys,
     StoreConfig,
     bot_hash,
@@ -63,6 +64,7 @@ from olympus.store.records import (
 )
 from olympus.store.redis_clients import CLUSTER_SCHEME, chosen_url, cluster_nodes, cluster_url
 from olympus.store.redis_server import EmbeddedRedis
+from olympus.store.seeks import Match, Seek
 from olympus.store.wiring import MEMORY_URL, open_archive, open_backend
 
 # Where the package's modules came from: olympus.native chose it before this module ran.
@@ -97,6 +99,7 @@ __all__ = [
     "IdReused",
     "Join",
     "LogDiverged",
+    "Match",
     "NameTaken",
     "NotReplicated",
     "PlayerGame",
@@ -113,6 +116,8 @@ __all__ = [
     "RoomNotFound",
     "RoomRecord",
     "RoomSeats",
+    "Seek",
+    "SeekPool",
     "SharedKeys",
     "Snapshot",
     "SnapshotAhead",

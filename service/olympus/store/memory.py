@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from .memory_hints import HintHub, MemoryHints
 from .memory_players import MemoryPlayers
+from .memory_seeks import MemorySeeks
 from .ports import (
     BOT_BUCKETS,
     Accounts,
@@ -35,6 +36,7 @@ from .ports import (
     RoomIndex,
     RoomRecord,
     RoomSeats,
+    SeekPool,
     SharedKeys,
     StoreConfig,
     bot_hash,
@@ -446,6 +448,7 @@ class MemoryBackend:
         self.archive: Archive | None = None
         self.accounts: Accounts | None = None  # tiered.py gives a backend its accounts
         self.players: Players = MemoryPlayers()
+        self.seeks: SeekPool = MemorySeeks()
         self.bots: BotSeats = MemoryBotSeats(self._storage)
         self.keys: SharedKeys = MemorySharedKeys(self._storage)
 

@@ -22,6 +22,7 @@ every failure to reach the storage is ``StoreUnavailable``.
   archive: postgres_accounts.py); a backend has them when it has an archive.
 - ``Players``: what is short-lived of players in the live store: their sessions' generations
   and ends, and counters of attempts (sign-in limits).
+- ``SeekPool``: quick pairing's seeks, paired by rating in one atomic step (seeks.py).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Any, Literal, NamedTuple, Protocol
 from .archived import ArchivedGame, ArchivedHead, PlayerGame
 from .players import Account, RatedGame, Rating, RatingChange, Standing
 from .records import AppendResult, Applied, RoomLoad, Snapshot, StoredEvent
+from .seeks import Match, Seek
 
 
 class EventLog(Protocol):
@@ -367,6 +369,41 @@ class Players(Protocol):
         ...
 
 
+class SeekPool(Protocol):
+    """Quick pairing's seeks, in pools (a clock and variants), shared by every process: a seek
+    is paired once, and only while alive (seeks.py states the rule)."""
+
+    async def add(self, seek: Seek) -> None:
+        """Put ``seek`` in its pool; the account's earlier seek, if any, is cancelled."""
+        ...
+
+    async def keep_alive(self, seek_id: str, alive_ms: int) -> bool:
+        """Keep the seek alive until ``alive_ms``: whether it still waits (False once paired,
+        cancelled or dropped dead)."""
+        ...
+
+    async def cancel(self, seek_id: str) -> bool:
+        """Take the seek out of its pool: whether it was waiting."""
+        ...
+
+    async def match(self, seek_id: str) -> Match | None:
+        """The paired seek's match (kept some minutes), or None."""
+        ...
+
+    async def pair(self, pool: str, now_ms: int) -> list[tuple[str, str, str]]:
+        """Pair the pool's live seeks now, atomically (dead ones dropped): each new pair as
+        (lower rated seek, higher rated seek, room id)."""
+        ...
+
+    async def pools(self) -> list[str]:
+        """The pools that may hold seeks."""
+        ...
+
+    async def waiting(self, pool: str) -> int:
+        """How many seeks the pool holds."""
+        ...
+
+
 HintHandler = Callable[[str, int | None], None]
 ControlHandler = Callable[[dict[str, Any]], None]
 
@@ -472,6 +509,9 @@ class Backend(Protocol):
 
     @property
     def players(self) -> Players: ...
+
+    @property
+    def seeks(self) -> SeekPool: ...
 
     @property
     def rating_queue(self) -> DeadlineIndex:

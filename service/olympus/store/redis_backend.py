@@ -19,6 +19,7 @@ from .redis_hints import RedisHints
 from .redis_indexes import RedisBotSeats, RedisDeadlines, RedisSharedKeys
 from .redis_players import RedisPlayers
 from .redis_seats import RedisSeats
+from .redis_seeks import RedisSeeks
 
 
 class RedisBackend:
@@ -41,6 +42,7 @@ class RedisBackend:
         self.archive: Archive | None = None  # tiered.py gives a backend its archive
         self.accounts: Accounts | None = None  # and its accounts
         self.players = RedisPlayers(self.redis, config.prefix)
+        self.seeks = RedisSeeks(self.redis, config.prefix)
         self.bots = RedisBotSeats(self.redis, config.prefix)
         self.keys = RedisSharedKeys(self.redis, config.prefix)
 

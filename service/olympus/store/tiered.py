@@ -32,6 +32,7 @@ from .ports import (
     RoomIndex,
     RoomRecord,
     RoomSeats,
+    SeekPool,
     SharedKeys,
 )
 from .records import (
@@ -286,6 +287,10 @@ class TieredBackend:
     @property
     def players(self) -> Players:
         return self.live.players
+
+    @property
+    def seeks(self) -> SeekPool:
+        return self.live.seeks
 
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]
