@@ -9,12 +9,14 @@ themselves (an oracle apart from ``may_abort``).
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Iterator
 from functools import cache
 
 import pytest
 
+from olympus.bot.player import RandomBot
 from olympus.bots import play_random_game
 from olympus.rules import (
     ABORTED,
@@ -26,6 +28,7 @@ from olympus.rules import (
     create,
     decode,
     encode,
+    evolve,
     execute,
     legal_actions,
     may_abort,
@@ -37,7 +40,7 @@ from olympus.rules import (
 from olympus.rules import commands as cmd
 from olympus.rules import events as ev
 from olympus.rules.clocks import earliest_due
-from olympus.rules.observation import view
+from olympus.rules.observation import observe_event, view
 from olympus.rules.setup import random_placements
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS
@@ -66,6 +69,11 @@ def positions() -> tuple[tuple[GameState, frozenset[Faction]], ...]:
         assert state == final
         found.append((state, frozenset(moved)))
     return tuple(found)
+
+
+def jsonable(value: object) -> object:
+    """``value`` as it comes over the wire (tuples as lists, enums as strings)."""
+    return json.loads(json.dumps(value))
 
 
 def kind(state: GameState) -> str:
@@ -218,3 +226,30 @@ def test_the_wire_form_is_the_type_alone() -> None:
     assert parse_command({"type": "abort", "side": "chthonians"}) == cmd.Abort(side=CHT)
     with pytest.raises(ValueError):
         parse_command({"type": "resign", "side": "olympians", "winner": "olympians"})
+
+
+@pytest.mark.parametrize("command", [cmd.Resign, cmd.Abort], ids=["resign", "abort"])
+def test_the_computers_memory_folds_either_end(command: type[cmd.Command]) -> None:
+    """The bots worker's seat memory (bot/belief.py) takes the end as its seat receives it."""
+    rng = random.Random(8)
+    state = replay(events := create(Options()))
+    log = list(events)
+    for side in SIDES:
+        placements = random_placements(rng, side)
+        new, state = execute(state, cmd.SubmitSetup(side=side, placements=placements))
+        log += new
+    new, final = execute(state, command(side=CHT))
+    log += new
+    for seat in SIDES:
+        bot = RandomBot(seat, 1)
+        bot.start(None)
+        folded = GameState()
+        for event in log:
+            after = evolve(folded, event)
+            seen = observe_event(event, seat, folded, after)
+            if seen is not None:
+                bot.observe(jsonable(seen))
+            folded = after
+        assert bot.belief is not None
+        assert bot.belief.state.phase is Phase.OVER
+        assert (bot.belief.state.result, bot.belief.state.winner) == (final.result, final.winner)
