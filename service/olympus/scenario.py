@@ -51,8 +51,8 @@ COMMAND_TYPES: dict[str, type[pydantic.BaseModel]] = {
 }
 # Fields every command has (side, type, clock…); the others are the command's own.
 COMMON_FIELDS = set.intersection(*(set(m.model_fields) for m in COMMAND_TYPES.values()))
-# Setup and system commands, which ``legal_actions`` does not list.
-NOT_LISTED = {"submit_setup", "draw_random_setup", "timeout"}
+# Setup and system commands, resignation and abort, which ``legal_actions`` does not list.
+NOT_LISTED = {"submit_setup", "draw_random_setup", "timeout", "resign", "abort"}
 GIVEN_KEYS = {
     "setup", "options", "units", "revealed", "eliminated", "honor", "energy", "turn",
     "turn_number", "combat", "pending",

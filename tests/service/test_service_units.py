@@ -25,6 +25,7 @@ from olympus.rules import (
     execute,
     legal_actions,
     list_legal,
+    may_abort,
     removal_outcomes,
     replay,
     setup_options,
@@ -514,7 +515,14 @@ async def test_each_legal_frame_is_the_seats_options_as_the_rules_list_them(
             actions = legal_actions(state, seat)
             setup = None if actions else setup_options(state, seat)
             waiting = None if actions or setup else waiting_reason(state, seat)
-            message = protocol.legal(room.feed.feeds[seat].seq, actions, setup, waiting)
+            message = protocol.legal(
+                room.feed.feeds[seat].seq,
+                actions,
+                setup,
+                waiting,
+                can_resign=True,
+                can_abort=may_abort(state),
+            )
             if terms is not None:
                 message["strength"] = terms
             if (outcomes := removal_outcomes(state, seat)) is not None:

@@ -117,7 +117,20 @@ export const END_REASON = {
   leader_in_palace: "a Chthonian leader reached the Olympian Palace",
   chthonian_leaders_gone: "no Chthonian leader is left",
   forfeit: "a player was absent too long (forfeit)",
+  resignation: "a player resigned",
+  abort: "a player aborted the game before both sides had moved",
 };
+
+/**
+ * A finished game's result in words: the winners, a draw, who resigned (`result` is then the
+ * winners), or an abort, which names nobody ("Game aborted — no result").
+ */
+export function resultText(result, reason) {
+  if (result === "aborted") return "Game aborted — no result";
+  if (result === "draw") return "A draw";
+  if (reason === "resignation") return `The ${FACTION_NAME[enemyOf(result)]} resigned`;
+  return `The ${FACTION_NAME[result]} win`;
+}
 
 // --- the board -------------------------------------------------------------------------------
 

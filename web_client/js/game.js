@@ -10,6 +10,7 @@ import { renderBoard } from "./board.js";
 import { api, loadSnapshot, saveSnapshot, prefs, savePrefs, saveSeat, seatFor } from "./api.js";
 import {
   BY_NAME, CHARACTERS, END_REASON, FACTION_NAME, FACTIONS, HONOR_NOTE, HONOR_TABLE, LEADER, MANEUVER_NAME, enemyOf, byOrder,
+  resultText,
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
@@ -605,6 +606,7 @@ export class GameScreen {
     this.els = {
       status: h("section", { id: "status-panel", class: "panel", "aria-label": "Honor, Energy and turn" }),
       actions: h("section", { id: "action-panel", class: "panel", "aria-label": "Your actions", "aria-live": "polite" }),
+      endGame: h("div", { id: "end-game-holder" }),
       tabs: h("div", { class: "tabs", role: "tablist" }),
       // focusable: a scrolling region must be reachable by keyboard (its keys scroll it)
       tab: h("section", { id: "tab-panel", class: "panel tab-panel", role: "tabpanel", tabindex: 0, onscroll: () => this.onLogScroll() }),
@@ -632,7 +634,7 @@ export class GameScreen {
             // whose turn it is and both sides' stocks first: no panel pushes them out of view
             this.els.status,
             this.els.combat,
-            h("div", { class: "side-main" }, this.els.guide, this.els.tools, this.els.actions),
+            h("div", { class: "side-main" }, this.els.guide, this.els.tools, this.els.actions, this.els.endGame),
             h("div", { class: "side-log" }, this.els.tabs, this.els.tab),
           ),
         ),
@@ -689,6 +691,7 @@ export class GameScreen {
     this.renderBoardArea();
     this.renderStatus();
     this.renderActions();
+    this.renderEndGame();
     this.renderTabs();
     replace(this.els.combat, m && m.phase !== "setup" ? renderCombatPanel(this) : "");
     this.renderOverlay();
@@ -853,8 +856,11 @@ export class GameScreen {
     const m = this.model;
     if (m.phase === "over") {
       const res = this.final ? this.final.result : m.result;
+      const reason = (this.final && this.final.reason) || m.reason;
+      if (res === "aborted") return resultText(res, reason);
       if (res === "draw") return "Game over: a draw";
-      return `Game over: the ${FACTION_NAME[res]} win${this.seat ? (res === this.seat ? " — you won!" : " — you lost") : ""}`;
+      const resigned = reason === "resignation" ? `the ${FACTION_NAME[enemyOf(res)]} resigned, ` : "";
+      return `Game over: ${resigned}the ${FACTION_NAME[res]} win${this.seat ? (res === this.seat ? " — you won!" : " — you lost") : ""}`;
     }
     if (m.phase === "setup") return "Setup";
     if (m.combat) return `Turn ${m.turn_number} · Combat in region ${m.combat.region}, round ${m.combat.round}`;
@@ -980,6 +986,36 @@ export class GameScreen {
     if (recalls.length) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, `Recall a fallen comrade (${costLine(recalls[0].honor, recalls[0].energy)})`));
     parts.push(h("div", { class: "button-row", role: "group", "aria-label": "Other actions" }, buttons));
     replace(el, ...parts);
+  }
+
+  /**
+   * A seat's ways to end the game early, below its actions whatever the phase: Resign while its
+   * newest `legal` says `can_resign`, Abort while it says `can_abort` (before both sides' first
+   * move: docs/protocol.md). Neither is among the `actions`; each asks first (`confirmEnd`).
+   */
+  renderEndGame() {
+    const m = this.model;
+    const o = this.options;
+    if (!this.seat || !m || m.phase === "over" || !o) {
+      replace(this.els.endGame, "");
+      return;
+    }
+    const buttons = [];
+    if (o.can_abort) buttons.push(h("button", { type: "button", id: "btn-abort", class: "secondary", title: "End the game with no result (only before both sides have moved)", onclick: () => this.confirmEnd("abort") }, "Abort"));
+    if (o.can_resign) buttons.push(h("button", { type: "button", id: "btn-resign", class: "secondary", title: "Give the game up: your opponent wins", onclick: () => this.confirmEnd("resign") }, "Resign"));
+    replace(this.els.endGame, buttons.length ? h("div", { class: "button-row end-game", role: "group", "aria-label": "End the game" }, buttons) : "");
+  }
+
+  /** Resign or abort, once the player confirms it in the dialog (Cancel has the focus). */
+  async confirmEnd(kind) {
+    const enemy = enemyOf(this.seat);
+    const winner = this.computerLevel(enemy) ? "The computer" : `The ${FACTION_NAME[enemy]}`;
+    const words = kind === "resign"
+      ? { title: "Resign the game?", body: `${winner} will win at once. This cannot be undone.`, ok: "Resign" }
+      : { title: "Abort the game?", body: "The game ends at once with no result: nobody wins or loses. This cannot be undone.", ok: "Abort the game" };
+    const ok = await confirmDialog({ ...words, cancel: "Keep playing", safe: true });
+    const allowed = this.options && (kind === "resign" ? this.options.can_resign : this.options.can_abort);
+    if (ok && allowed && this.model && this.model.phase !== "over") this.send({ type: kind });
   }
 
   recomputeHermes() {
@@ -1128,8 +1164,10 @@ export class GameScreen {
     }
     const res = this.final ? this.final.result : m.result;
     const reason = (this.final && this.final.reason) || m.reason;
-    const title = res === "draw" ? "A draw" : `The ${FACTION_NAME[res]} win`;
-    const mine = this.seat ? (res === "draw" ? "Nobody wins." : res === this.seat ? "You won!" : "You lost.") : "";
+    const title = resultText(res, reason);
+    const aborted = res === "aborted";
+    const mine = aborted ? "Nobody wins or loses." : this.seat ? (res === "draw" ? "Nobody wins." : res === this.seat ? "You won!" : "You lost.") : reason === "resignation" ? `The ${FACTION_NAME[res]} win.` : "";
+    const told = reason && reason !== "resignation" && !aborted ? `(${END_REASON[reason] || reason})` : "";
     const fm = this.final ? this.final.model : null;
     const rosters = FACTIONS.map((f) => {
       const picked = fm ? fm.picked.filter((n) => BY_NAME[n].side === f) : [];
@@ -1152,8 +1190,8 @@ export class GameScreen {
       h(
         "div",
         { class: "overlay", role: "dialog", "aria-modal": "false", "aria-labelledby": "gameover-title", id: "game-over" },
-        h("h2", { id: "gameover-title" }, `Game over: ${title}`),
-        h("p", { class: "big" }, mine, " ", reason ? `(${END_REASON[reason] || reason})` : ""),
+        h("h2", { id: "gameover-title" }, aborted ? title : `Game over: ${title}`),
+        h("p", { class: "big" }, mine, " ", told),
         fm ? h("p", {}, "Everything is revealed now: every unit is named on the board.") : h("p", {}, "Waiting for the full log…"),
         h("div", { class: "rosters" }, rosters),
         h(

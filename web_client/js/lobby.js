@@ -77,7 +77,7 @@ function gameRow({ room, rec, summary, view, error }) {
   row.opponent = summary.seats[other] ? `${FACTION_NAME[other]}${name ? ` (${name})` : ""}` : `${FACTION_NAME[other]}: nobody yet`;
   row.moved = summary.moved_ms || 0;
   if (view.phase === "over") {
-    row.whose = view.result === "draw" ? "over: a draw" : view.result === rec.seat ? "over: you won" : "over: you lost";
+    row.whose = view.result === "aborted" ? "over: aborted, no result" : view.result === "draw" ? "over: a draw" : view.result === rec.seat ? "over: you won" : "over: you lost";
     row.turn = String(view.turn_number);
     return row;
   }

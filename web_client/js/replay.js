@@ -6,7 +6,7 @@ import { api } from "./api.js";
 import { replayLog } from "./model.js";
 import { describe } from "./text.js";
 import { renderBoard } from "./board.js";
-import { FACTION_NAME, FACTIONS, END_REASON } from "./data.js";
+import { FACTION_NAME, FACTIONS, END_REASON, resultText } from "./data.js";
 import { setWhere } from "./ui.js";
 import { BoardZoom } from "./zoom.js";
 import { icon } from "./icons.js";
@@ -84,7 +84,7 @@ export class ReplayScreen {
             h(
               "div",
               { class: "side-main" },
-              h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.goStep(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.goStep(this.stepIndex() - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.goStep(this.stepIndex() + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.goStep(this.stepCount() - 1)), this.els.slider, this.els.counter), this.els.modes, this.els.text),
+              h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "aborted" ? "aborted, no result" : this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.goStep(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.goStep(this.stepIndex() - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.goStep(this.stepIndex() + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.goStep(this.stepCount() - 1)), this.els.slider, this.els.counter), this.els.modes, this.els.text),
               this.els.status,
             ),
             h("div", { class: "side-log" }, h("section", { class: "panel tab-panel", "aria-label": "Moves" }, this.els.log)),
@@ -183,7 +183,7 @@ export class ReplayScreen {
     root.dataset.mode = this.mode;
     replace(
       this.els.status,
-      h("p", { class: "turn-indicator" }, m.phase === "over" ? `Over: ${m.result === "draw" ? "draw" : `${FACTION_NAME[m.result]} win`} (${END_REASON[m.reason] || m.reason || ""})` : m.phase === "setup" ? "Setup" : `Turn ${m.turn_number}: ${FACTION_NAME[m.turn]}${m.combat ? ` · combat in region ${m.combat.region}` : ""}`),
+      h("p", { class: "turn-indicator" }, m.phase === "over" ? `Over: ${resultText(m.result, m.reason)} (${END_REASON[m.reason] || m.reason || ""})` : m.phase === "setup" ? "Setup" : `Turn ${m.turn_number}: ${FACTION_NAME[m.turn]}${m.combat ? ` · combat in region ${m.combat.region}` : ""}`),
       FACTIONS.map((f) => h("div", { class: ["score", `side-${f}`] }, h("span", { class: "score-name" }, FACTION_NAME[f]), h("span", {}, `Honor ${m.honor[f]}`), h("span", {}, `Energy ${m.energy[f]}`))),
       m.eliminated.length ? h("p", {}, `Eliminated: ${m.eliminated.join(", ")}`) : null,
     );

@@ -1,6 +1,6 @@
 // Events in plain words for the log, and the explanation of a resolved combat round.
 
-import { FACTION_NAME, MANEUVER_NAME, END_REASON, PENDING_TEXT } from "./data.js";
+import { FACTION_NAME, MANEUVER_NAME, END_REASON, PENDING_TEXT, enemyOf } from "./data.js";
 import { decodeStep, unitLabel } from "./model.js";
 
 function side(faction, seat) {
@@ -130,6 +130,8 @@ export function describe(e, seat = null) {
     case "deadline_missed":
       return `${side(e.faction, seat)} missed the ${e.kind} deadline: the service acted for them.`;
     case "game_ended": {
+      if (e.result === "aborted") return "Game aborted — no result: the game was called off before both sides had moved.";
+      if (e.reason === "resignation") return `${side(enemyOf(e.result), seat)} resigned: the ${FACTION_NAME[e.result]} win.`;
       const winner = e.result === "draw" ? "The game is a draw" : `The ${FACTION_NAME[e.result]} win`;
       return `${winner}: ${END_REASON[e.reason] || e.reason}.`;
     }

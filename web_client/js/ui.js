@@ -32,8 +32,9 @@ function openDialog(dialog, build) {
   });
 }
 
-/** Resolves true (OK) or false/null (cancel). */
-export function confirmDialog({ title, body, ok = "Confirm", cancel = "Cancel" }) {
+/** Resolves true (OK) or false/null (cancel). `safe`: the focus starts on cancel (a step that
+ * cannot be undone is never one Enter away). */
+export function confirmDialog({ title, body, ok = "Confirm", cancel = "Cancel", safe = false }) {
   const dialog = document.getElementById("confirm");
   return openDialog(dialog, (finish) =>
     h(
@@ -44,8 +45,8 @@ export function confirmDialog({ title, body, ok = "Confirm", cancel = "Cancel" }
       h(
         "div",
         { class: "dialog-buttons" },
-        h("button", { type: "button", class: "secondary", "data-action": "cancel", onclick: () => finish(false) }, cancel),
-        h("button", { type: "button", class: "primary", "data-action": "ok", autofocus: true, onclick: () => finish(true) }, ok),
+        h("button", { type: "button", class: "secondary", "data-action": "cancel", autofocus: safe, onclick: () => finish(false) }, cancel),
+        h("button", { type: "button", class: "primary", "data-action": "ok", autofocus: !safe, onclick: () => finish(true) }, ok),
       ),
     ),
   ).then((v) => v === true);

@@ -7,7 +7,8 @@ the bot's memory is its seat's whole history), its events into the bot, a comman
 idempotent id (``bot-<seq>``) for each ``legal`` message that offers something, resent after
 ``unavailable``/``busy``/``rate_limited``. A dropped socket (a server restart) is reconnected
 with the resume token; a restarted worker rebuilds every bot from its seat's events. Once the
-game is over the record is deleted.
+game is over, however it ended (a person's resignation or abort too: ``game_over`` comes
+alike), the seat is played no more and its record is deleted.
 
 Searches run in threads (``asyncio.to_thread``), so a thinking bot does not stop the worker's
 sockets. A reply comes no sooner than ``min_reply_seconds`` after the options, so that a person

@@ -24,6 +24,7 @@ from .legal import (
     waiting_reason,
 )
 from .listing import LegalAction, Listing
+from .resignation import ABORTED, may_abort, may_resign
 from .setup import SetupRules, create, random_placements, setup_options
 from .state import GameState, Maneuver, Options, Phase
 
@@ -34,6 +35,7 @@ COMPILED = runs_compiled(__path__)
 _powers._load_characters()  # after the core modules: the powers hook into them
 
 __all__ = [
+    "ABORTED",
     "BOARD",
     "BY_NAME",
     "CHARACTERS",
@@ -62,6 +64,8 @@ __all__ = [
     "legal_actions",
     "list_legal",
     "lists_nothing",
+    "may_abort",
+    "may_resign",
     "parse_command",
     "random_legal_action",
     "random_placements",

@@ -96,6 +96,21 @@ class Stay(_Command):
     type: Literal["stay"] = "stay"
 
 
+class Resign(_Command):
+    """The seat gives the game up (the service's addition, not the rulebook's: docs/rules.md):
+    at any time before the end, whatever is awaited, its opponent wins at once."""
+
+    type: Literal["resign"] = "resign"
+
+
+class Abort(_Command):
+    """The seat calls the game off before both sides have made their first move
+    (``rules.resignation.may_abort``): it ends at once with no result (the service's
+    addition, docs/rules.md)."""
+
+    type: Literal["abort"] = "abort"
+
+
 class Timeout(_Command):
     """System command (R12): ``side`` missed its deadline; apply the fallback."""
 
@@ -115,6 +130,8 @@ Command = Annotated[
     | RemoveUnit
     | Retreat
     | Stay
+    | Resign
+    | Abort
     | Timeout,
     Field(discriminator="type"),
 ]

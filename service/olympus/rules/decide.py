@@ -5,8 +5,9 @@ at all. The codes, by where they are raised: here the command's place in the gam
 ``no_side``, ``game_over``, ``wrong_phase``, ``choice_pending``, ``in_combat``,
 ``not_your_turn``, ``unknown_command``; a timeout's ``bad_timeout``), passing
 (``cannot_pass``) and Hermes' steps (``no_extra_steps``, ``steps_after_stop``); then
-``setup.py`` (R2), ``movement.py`` (R3, R5, R6), ``combat.py`` (R8, R9), ``clocks.py`` (R12)
-and the leaders' powers (R10: ``powers/zeus.py``, ``powers/hades.py``).
+``resignation.py`` (an abort's ``abort_too_late``), ``setup.py`` (R2), ``movement.py`` (R3,
+R5, R6), ``combat.py`` (R8, R9), ``clocks.py`` (R12) and the leaders' powers (R10:
+``powers/zeus.py``, ``powers/hades.py``).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from .decision import Decision
 from .errors import IllegalCommand
 from .movement import MovePlan, Movers, plan_move
 from .powers import MoveContext, powers_of
+from .resignation import abort, resign
 from .state import GameState, Phase
 from .turns import end_turn
 
@@ -204,10 +206,11 @@ _CHOICE_HANDLERS: Final[dict[type, Handler]] = {
 
 
 def _judge(d: Decision, command: cmd.Command) -> None:
-    """Emit into ``d`` the events of ``command`` in its place in the game: setup (R2), a
-    choice, a commitment (R8), or the turn's action (R3, R10). Raises ``IllegalCommand``
-    (``no_side``, ``game_over``, ``wrong_phase``, ``choice_pending``, ``in_combat``,
-    ``not_your_turn``, ``unknown_command``, or its handler's)."""
+    """Emit into ``d`` the events of ``command`` in its place in the game: a resignation or
+    an abort (in any phase: resignation.py), setup (R2), a choice, a commitment (R8), or the
+    turn's action (R3, R10). Raises ``IllegalCommand`` (``no_side``, ``game_over``,
+    ``wrong_phase``, ``choice_pending``, ``in_combat``, ``not_your_turn``,
+    ``unknown_command``, or its handler's)."""
     state = d.state
     if isinstance(command, cmd.DrawRandomSetup):
         setup.draw_random(d, command.seed)
@@ -217,6 +220,12 @@ def _judge(d: Decision, command: cmd.Command) -> None:
         raise IllegalCommand("no_side", "The command does not say which side gives it.")
     if state.phase is Phase.OVER:
         raise IllegalCommand("game_over", "The game is over.")
+    if isinstance(command, cmd.Resign):
+        resign(d, side)
+        return
+    if isinstance(command, cmd.Abort):
+        abort(d, side)
+        return
     if isinstance(command, cmd.SubmitSetup):
         setup.submit(d, side, command.placements)
         return

@@ -319,10 +319,11 @@ class DeadlineMissed(Event):
 
 @dataclass(frozen=True, slots=True)
 class GameEnded(Event):
-    """The game is decided (R11, D13): ``result`` is ``olympians``, ``chthonians`` or
-    ``draw``; ``reason`` says how."""
+    """The game is decided (R11, D13), or given up: ``result`` is ``olympians``,
+    ``chthonians`` or ``draw``, or ``aborted`` (no result: resignation.py); ``reason`` says
+    how (R11's, ``forfeit`` (R12), ``resignation`` or ``abort``)."""
 
-    result: str  # "olympians", "chthonians" or "draw"
+    result: str  # "olympians", "chthonians", "draw" or "aborted"
     reason: str
 
 

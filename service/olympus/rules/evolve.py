@@ -157,8 +157,12 @@ def _clock_set(s: GameState, e: ev.ClockSet) -> Changes:
     return dict(deadlines=e.deadlines, absent_since=e.absent_since)
 
 
+# The results that name a winning side; "draw" and "aborted" name none.
+_WINNERS: Final[dict[str, Faction]] = {f.value: f for f in FACTIONS}
+
+
 def _game_ended(s: GameState, e: ev.GameEnded) -> Changes:
-    winner = None if e.result == "draw" else Faction(e.result)
+    winner = _WINNERS.get(e.result)
     return dict(phase=Phase.OVER, result=e.result, winner=winner, pending=())
 
 

@@ -274,7 +274,7 @@ class GameState(Value):
     deadlines: dict[str, dict[str, Any]] = field(default_factory=dict)
     absent_since: dict[str, int] = field(default_factory=dict)
     winner: Faction | None = None
-    result: str | None = None  # "olympians", "chthonians" or "draw" once over
+    result: str | None = None  # "olympians", "chthonians", "draw" or "aborted" once over
     version: int = 0  # number of events folded
     _occupancy: Occupancy | None = field(default=None, init=False, repr=False, compare=False)
 

@@ -209,15 +209,26 @@ def legal(
     actions: list[LegalAction],
     setup: SetupRules | None = None,
     waiting: str | None = None,
+    *,
+    can_resign: bool = False,
+    can_abort: bool = False,
 ) -> Message:
     """A seat's options as of its message ``seq``: ``actions``; or, while it may submit its
     setup, what a setup is made of (``setup``); or, with nothing to do, why (``waiting``).
+    Always whether it may resign or abort now (``can_resign``, ``can_abort``:
+    rules.may_resign, rules.may_abort, of public facts only), which ``actions`` never lists.
     During a combat the room adds both sides' ``strength`` while they commit
     (rules.strength_terms), and what follows each removal to the side choosing one
     (``after_removal``, rules.removal_outcomes). The room encodes it with its actions
     already encoded (``encoded_actions``, ``Codec.encode_with``), and its ``strength``
     (the same in both seats' frames) encoded once."""
-    message: Message = {"type": "legal", "seq": seq, "actions": [action(a) for a in actions]}
+    message: Message = {
+        "type": "legal",
+        "seq": seq,
+        "actions": [action(a) for a in actions],
+        "can_resign": can_resign,
+        "can_abort": can_abort,
+    }
     if setup is not None:
         message["setup"] = {
             "characters": [{"name": c, "leader": c == setup.leader} for c in setup.characters],

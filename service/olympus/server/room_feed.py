@@ -40,6 +40,8 @@ from olympus.rules import (
     Faction,
     GameState,
     list_legal,
+    may_abort,
+    may_resign,
     removal_outcomes,
     setup_options,
     strength_terms,
@@ -178,7 +180,7 @@ class RoomFeed:
 
     def _legal_frame(self, seat: Faction, codec: Codec) -> Frame:
         """The seat's ``legal`` frame now, cached per version and codec: its actions, its
-        setup options, or why it has nothing to do.
+        setup options, or why it has nothing to do; whether it may resign or abort.
 
         Only the encoded frame is kept, never the actions: they are thousands of objects per
         position, and kept until the room's next command they would outlive the young
@@ -193,7 +195,14 @@ class RoomFeed:
             setup = None if listed else setup_options(state, seat)
             waiting = None if listed or setup else waiting_reason(state, seat)
             # its actions (and strength) are encoded apart and spliced in, below
-            message = protocol.legal(self.feeds[seat].seq, [], setup=setup, waiting=waiting)
+            message = protocol.legal(
+                self.feeds[seat].seq,
+                [],
+                setup=setup,
+                waiting=waiting,
+                can_resign=may_resign(state),
+                can_abort=may_abort(state),
+            )
             spliced = {"actions": codec.array(listed)}
             if (strength := self._strength(state, codec)) is not None:
                 message["strength"] = None

@@ -61,8 +61,9 @@ def stored_events(events: list[bytes]) -> list[StoredEvent]:
 class GameSummary:
     """What the game row says of a game, for listing and for profiles (the server derives it
     from the log; the archive only stores and sorts it): ``options`` and ``result`` as the
-    rules name them (``result`` "olympians", "chthonians", "draw" or None), ``reason`` how it
-    ended, ``players`` seat -> name ("" for none), times in ms since the epoch."""
+    rules name them (``result`` "olympians", "chthonians", "draw", "aborted" or None),
+    ``reason`` how it ended, ``players`` seat -> name ("" for none), times in ms since the
+    epoch."""
 
     options: dict[str, Any]
     players: dict[str, str]
