@@ -192,8 +192,12 @@ async def test_a_person_resigns_against_the_computer_and_its_worker_stops(
             while (await oracle.sync()).phase is Phase.SETUP:
                 await asyncio.sleep(0.05)
         assert (await person.command("m1", {"type": "liturgy"}))["type"] == "ack"
-        async with asyncio.timeout(60):  # the computer plays its first turn
-            while (await oracle.sync()).turn_number < 3:
+        async with asyncio.timeout(60):  # the computer plays its first turn (which may
+            # start a combat the person is now part of)
+            while True:
+                state = await oracle.sync()
+                if state.turn_number >= 3 or state.phase is Phase.COMBAT or state.pending:
+                    break
                 await asyncio.sleep(0.05)
         await person.wait_seq(len(oracle.messages(CHT)))
         told = await person.latest_legal()
