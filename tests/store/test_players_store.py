@@ -185,3 +185,12 @@ async def test_a_seek_is_cancelled_or_replaced_and_never_meets_itself(backend: B
     assert await seeks.cancel("seek-3") and not await seeks.cancel("seek-3")
     assert await seeks.pair("p", 1_000) == []
     assert await seeks.match("seek-2") is None
+
+
+async def test_players_seen_lately_latest_first(backend: Backend) -> None:
+    players = backend.players
+    for n, name in enumerate(["Ann", "Bo", "Cy", "Ann"]):
+        await players.note_online(name, 1_000 * (n + 1))
+    assert await players.online(0, 10) == (3, ["Ann", "Cy", "Bo"])
+    assert await players.online(2_500, 10) == (2, ["Ann", "Cy"])
+    assert await players.online(0, 1) == (2, ["Ann"])  # Bo was forgotten by the call before

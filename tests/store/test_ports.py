@@ -72,6 +72,8 @@ async def test_rooms_by_status_are_sorted_and_paged(events: EventLog, rooms: Roo
     assert await rooms.rooms_by_status("open", offset=8) == []
     assert await rooms.rooms_by_status("finished") == []
     assert len(await rooms.list_rooms()) == 12
+    counts = [await rooms.count_by_status(s) for s in ("open", "live", "finished")]
+    assert counts == [8, 4, 0]
 
 
 async def test_malformed_statuses_are_refused(

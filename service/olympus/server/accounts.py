@@ -31,6 +31,7 @@ from .tokens import SeatClaim
 LIMITS = {"name": (10, 300), "address": (30, 300), "signup": (10, 3600)}
 # A rating's deviation above this is shown as provisional ("1500?"), as lichess does.
 PROVISIONAL_DEVIATION = 110.0
+SEEN_SECONDS = 30
 
 
 class Limited(LobbyError):
@@ -85,6 +86,7 @@ class AccountService:
         self.backend = backend
         self.secret = secret
         self.passwords = passwords
+        self._seen: dict[int, int] = {}  # account -> when this process last noted it online
 
     @property
     def enabled(self) -> bool:
@@ -154,6 +156,16 @@ class AccountService:
         if account is None:
             raise ended
         return SignedIn(account, claim)
+
+    async def seen(self, account: Account) -> None:
+        """Note the player online (at most once every ``SEEN_SECONDS`` by this process)."""
+        now = _now_ms()
+        if now - self._seen.get(account.id, 0) < SEEN_SECONDS * 1000:
+            return
+        if len(self._seen) > 10_000:
+            self._seen.clear()
+        self._seen[account.id] = now
+        await self.backend.players.note_online(account.name, now)
 
     async def sign_out(self, player: SignedIn, everywhere: bool) -> None:
         if everywhere:

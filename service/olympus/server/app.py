@@ -17,6 +17,7 @@ from olympus import native
 
 from .connection import websocket_endpoint
 from .http_api import ROUTES
+from .pairing_api import ROUTES as PAIRING_ROUTES
 from .players_api import ROUTES as PLAYER_ROUTES
 from .services import Services
 from .settings import Settings
@@ -71,7 +72,7 @@ def create_app(settings: Settings) -> ServiceApp:
         finally:
             await services.stop()
 
-    routes: list[BaseRoute] = [*ROUTES, *PLAYER_ROUTES]
+    routes: list[BaseRoute] = [*ROUTES, *PLAYER_ROUTES, *PAIRING_ROUTES]
     if WEB_CLIENT.is_dir():  # last: everything else is the client's
         routes.append(Mount("/", app=_ClientFiles(directory=WEB_CLIENT, html=True), name="client"))
     return ServiceApp(Starlette(routes=routes, lifespan=lifespan))

@@ -191,6 +191,18 @@ class Lobby:
         await self.index.set_room_status(room, status, seen=True)  # created just now
         return room, epoch
 
+    async def open_paired(
+        self, room: str, request: CreateRoom, players: Mapping[str, Account]
+    ) -> None:
+        """The room ``room`` of a quick pairing (pairing.py): both seats held for the two
+        players' accounts from the start, live at once. ``RoomExists`` if it is made already."""
+        seats: Seats = {s: 1 for s in SEATS}
+        for seat, account in players.items():
+            seats |= {f"name:{seat}": account.name, f"account:{seat}": account.id}
+        await self._open(request, seats, "live", room)
+        for seat, account in players.items():
+            await self._note_game(account.id, room, seat)
+
     async def rematch(self, claim: SeatClaim) -> Seated:
         """A finished game's rematch (api.md): the same options, the sides swapped, both seats
         held for the two players from the start (nobody else can take them). The first to ask

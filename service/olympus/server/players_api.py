@@ -57,6 +57,8 @@ async def signed_in(request: Request, *, changes: bool) -> SignedIn | None:
     ended session; ``403 csrf_failed`` when ``changes`` and the CSRF token is not sent."""
     services = services_of(request)
     player = await services.accounts.current(request.cookies.get(sessions.COOKIE))
+    if player is not None:
+        await services.accounts.seen(player.account)
     if player is not None and changes:
         sent = request.headers.get(sessions.CSRF_HEADER)
         if not sessions.csrf_ok(services.secret, player.claim, sent):
@@ -64,7 +66,7 @@ async def signed_in(request: Request, *, changes: bool) -> SignedIn | None:
     return player
 
 
-async def _required(request: Request, *, changes: bool) -> SignedIn:
+async def required(request: Request, *, changes: bool) -> SignedIn:
     player = await signed_in(request, changes=changes)
     if player is None:
         raise LobbyError(401, "sign_in_required", "Sign in first.")
@@ -140,7 +142,7 @@ async def session(request: Request) -> Response:
 @handles_errors
 async def change_password(request: Request) -> Response:
     body = await body_of(request, NewPassword)
-    player = await _required(request, changes=True)
+    player = await required(request, changes=True)
     accounts = services_of(request).accounts
     return _session_answer(request, await accounts.change_password(player, body.old, body.new))
 
@@ -151,7 +153,7 @@ async def claim_seats(request: Request) -> Response:
     now the account's. Tokens that are not valid, not current, or of seats another account
     holds are passed over."""
     body = await body_of(request, Claim)
-    player = await _required(request, changes=True)
+    player = await required(request, changes=True)
     services = services_of(request)
     claimed = []
     for token in body.tokens:
@@ -170,7 +172,7 @@ async def claim_seats(request: Request) -> Response:
 @handles_errors
 async def my_games(request: Request) -> Response:
     """The account's rooms (newest first) with its seat and each room's summary."""
-    player = await _required(request, changes=False)
+    player = await required(request, changes=False)
     services = services_of(request)
     games = await services.accounts.games(player.account)
     summaries = {}
@@ -193,7 +195,7 @@ async def seat_token(request: Request) -> Response:
     """A token of the account's own seat of the room (a sign-in on another device): the seat's
     current generation, so tokens held elsewhere stay valid. ``403 not_your_seat`` for a room
     the account holds no seat of."""
-    player = await _required(request, changes=True)
+    player = await required(request, changes=True)
     room = request.path_params["room"]
     services = services_of(request)
     seats = await services.backend.seats.fields(room) if tokens.is_room_id(room) else {}

@@ -26,6 +26,7 @@ from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
 from .metrics import REFRESH_SECONDS, ServiceMetrics
+from .pairing import Pairing
 from .passwords import Passwords
 from .rater import Rater
 from .registry import RoomRegistry
@@ -72,6 +73,8 @@ class Services:
             else None
         )
         self._rating: asyncio.Task[None] | None = None
+        self.pairing: Pairing
+        self._pairing: asyncio.Task[None] | None = None
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
@@ -128,6 +131,8 @@ class Services:
         self.secret = await tokens.shared_secret(self.backend.keys, self.settings.secret)
         self.lobby = Lobby(self.backend, self.secret, self.settings.seed_source)
         self.accounts = AccountService(self.backend, self.secret, self.passwords)
+        self.pairing = Pairing(self.backend, self.lobby, self.fanout.broadcast, self._begin)
+        self.fanout.control_handlers.append(self.pairing.on_control)
         await self.fanout.start()
         await self.clocks.start()
         await self.loop_lag.start()
@@ -139,13 +144,19 @@ class Services:
             self._archiving = loop.create_task(self.archiver.run())
         if self.rater is not None:
             self._rating = loop.create_task(self.rater.run())
+            self._pairing = loop.create_task(self.pairing.run())
         self.metrics.registry.refresh()
         if self.metrics.shared:
             self._gauges_writer = loop.create_task(self._gauges_loop())
 
     async def stop(self) -> None:
         await cancel(
-            self._janitor, self._moved_writer, self._gauges_writer, self._archiving, self._rating
+            self._janitor,
+            self._moved_writer,
+            self._gauges_writer,
+            self._archiving,
+            self._rating,
+            self._pairing,
         )
         self.passwords.close()
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
@@ -202,6 +213,10 @@ class Services:
                 await self._finished(runtime.room_id)  # its end was not recorded
         else:
             await self.start_random_setup(runtime)
+
+    async def _begin(self, room: str) -> None:
+        """A room made with both seats taken: its Random Setup, if any, drawn now."""
+        await self.start_random_setup(await self.registry.get(room))
 
     async def start_random_setup(self, runtime: RoomRuntime) -> None:
         """R2 Random Setup: once both seats are taken, the service draws with a secret seed.

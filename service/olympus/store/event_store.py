@@ -499,6 +499,18 @@ class EventStore:
             raise store_error(error) from error
         return [text(m)[len(prefix) + 1 :] for m in members]
 
+    async def count_by_status(self, status: str) -> int:
+        check_status(status)
+        prefix = status.encode()
+        try:
+            return int(
+                await self.redis.zlexcount(
+                    self._by_status_key, b"[" + prefix + b"\x00", b"(" + prefix + b"\x01"
+                )
+            )
+        except REDIS_FAILURES as error:
+            raise store_error(error) from error
+
     async def list_rooms(self) -> dict[str, str]:
         """All indexed rooms: room id -> status."""
         try:

@@ -286,6 +286,11 @@ class MemoryRoomIndex(_Port, RoomIndex):
         end = None if limit is None or limit < 0 else offset + limit
         return found[offset:end]
 
+    async def count_by_status(self, status: str) -> int:
+        check_status(status)
+        with self._storage.lock:
+            return sum(s == status for s in self._storage.statuses.values())
+
     async def list_rooms(self) -> dict[str, str]:
         with self._storage.lock:
             return dict(self._storage.statuses)

@@ -17,6 +17,7 @@ class MemoryPlayers:
         self._lock = threading.Lock()
         self._generations: dict[int, int] = {}
         self._expiring: dict[str, tuple[int, float]] = {}  # key -> (value, when it ends)
+        self._online: dict[str, int] = {}  # name -> when seen (ms)
 
     def _live(self, key: str) -> tuple[int, float] | None:
         held = self._expiring.get(key)
@@ -38,6 +39,16 @@ class MemoryPlayers:
         with self._lock:
             generation = self._generations[account_id] = self._generations.get(account_id, 0) + 1
             return generation
+
+    async def note_online(self, name: str, at_ms: int) -> None:
+        with self._lock:
+            self._online[name] = at_ms
+
+    async def online(self, since_ms: int, limit: int) -> tuple[int, list[str]]:
+        with self._lock:
+            self._online = {n: t for n, t in self._online.items() if t >= since_ms}
+            latest = sorted(self._online, key=lambda n: (self._online[n], n), reverse=True)
+            return len(latest), latest[:limit]
 
     async def attempt(self, key: str, window_seconds: int) -> tuple[int, int]:
         with self._lock:

@@ -146,6 +146,10 @@ class RoomIndex(Protocol):
         """The ids of the rooms with ``status``, sorted, from ``offset``, at most ``limit``."""
         ...
 
+    async def count_by_status(self, status: str) -> int:
+        """How many rooms of the live store have ``status`` (archived ones are not counted)."""
+        ...
+
     async def list_rooms(self) -> dict[str, str]:
         """Every listed room: id -> status."""
         ...
@@ -360,6 +364,15 @@ class Players(Protocol):
 
     async def bump_generation(self, account_id: int) -> int:
         """End every session of the account: its generation goes up; the new one."""
+        ...
+
+    async def note_online(self, name: str, at_ms: int) -> None:
+        """The player of ``name`` was seen at ``at_ms``."""
+        ...
+
+    async def online(self, since_ms: int, limit: int) -> tuple[int, list[str]]:
+        """How many players were seen since ``since_ms``, and the names of the last ``limit``
+        of them, latest first (older sightings are forgotten)."""
         ...
 
     async def attempt(self, key: str, window_seconds: int) -> tuple[int, int]:

@@ -3,7 +3,8 @@
 An account's keys share its hash tag, ``<prefix>:{player:<id>}:…``, so its session is read
 with one MGET on a Redis Cluster too: ``generation`` (a counter) and ``out:<session>`` (a
 session signed out, kept as long as its cookie could live). Attempts are counted under
-``<prefix>:attempts:{<key>}``, each key a window of its own that expires.
+``<prefix>:attempts:{<key>}``, each key a window of its own that expires; players seen lately
+in the sorted set ``<prefix>:{online}`` (name -> when).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
 
+from .records import text
 from .redis_errors import translated
 
 # KEYS: the counter. ARGV: the window (ms). The count so far and the window's time left.
@@ -47,6 +49,20 @@ class RedisPlayers:
     @translated
     async def bump_generation(self, account_id: int) -> int:
         return int(await self.redis.incr(self._key(account_id, "generation")))
+
+    @translated
+    async def note_online(self, name: str, at_ms: int) -> None:
+        await self.redis.zadd(f"{self.prefix}:{{online}}", {name: at_ms})
+
+    @translated
+    async def online(self, since_ms: int, limit: int) -> tuple[int, list[str]]:
+        key = f"{self.prefix}:{{online}}"
+        pipe = self.redis.pipeline(transaction=True)  # one slot: a MULTI of three
+        pipe.zremrangebyscore(key, "-inf", f"({since_ms}")
+        pipe.zcard(key)
+        pipe.zrevrange(key, 0, max(0, limit - 1))
+        _, count, names = await pipe.execute()
+        return int(count), [text(n) for n in names][:limit]
 
     @translated
     async def attempt(self, key: str, window_seconds: int) -> tuple[int, int]:

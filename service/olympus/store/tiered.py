@@ -183,6 +183,9 @@ class TieredRoomIndex:
         merged = sorted(set(live) | set(archived))
         return merged[offset:end]
 
+    async def count_by_status(self, status: str) -> int:
+        return await self.live.count_by_status(status)
+
     async def list_rooms(self) -> dict[str, str]:
         """The live store's rooms (the archived ones are listed by ``rooms_by_status``)."""
         return await self.live.list_rooms()

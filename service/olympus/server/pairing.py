@@ -1,0 +1,196 @@
+"""Quick pairing ("Play now", api.md): signed-in players seek an opponent in a pool (a clock
+and variants, rated or casual) and are paired by rating across every process.
+
+The pool lives in the store (``SeekPool``; the rule: store/seeks.py). A seek is paired as soon
+as it is made if someone fits, else by the pass every process makes every
+``PASS_SECONDS`` (ranges widen with the wait). A seek lives while its player waits for it:
+each wait (a long poll, ``WAIT_SECONDS``) keeps it alive a little longer than it lasts, and a
+wait whose client goes away cancels it; a seek nobody waits for dies within ``ALIVE_GRACE``
+of its last wait and is never paired.
+
+A pair's room is named by the pair (seeks.py), so the process that paired it makes it, and a
+waiter who finds its match without the room makes it too (after a process died in between):
+making it twice makes it once. Every process is told of each pair on the control channel, so
+the two waiters, wherever they are, answer within a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from olympus.store import Account, Backend, Match, RoomExists, Seek
+
+from .lobby import CreateRoom, Lobby, LobbyError, Seated
+
+log = logging.getLogger("olympus.server.pairing")
+
+PASS_SECONDS = 0.5
+WAIT_SECONDS = 5.0
+ALIVE_GRACE = 3.0  # a seek outlives its last wait by this much
+MADE_WAIT = 2.0  # a waiter whose room is not there makes it after this long
+# The clocks of "Play now" (R12): seconds per move, per commitment, absence before forfeit.
+CLOCKS: dict[str, tuple[int | None, int | None, int | None]] = {
+    "live": (120, 60, 600),
+    "day": (86400, 86400, 3 * 86400),
+    "none": (None, None, None),
+}
+
+
+class SeekRequest(BaseModel):
+    """The body of ``POST /seeks``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    clock: Literal["live", "day", "none"] = "live"
+    open_combat: bool = False
+    random_setup: bool = False
+    rated: bool = True
+
+    def pool(self) -> str:
+        variants = f"{int(self.open_combat)}{int(self.random_setup)}"
+        return f"{self.clock}.{variants}.{'rated' if self.rated else 'casual'}"
+
+
+def room_request(pool: str) -> CreateRoom:
+    """The options of the rooms of ``pool`` (``SeekRequest.pool``'s name)."""
+    clock, variants, kind = pool.split(".")
+    move, commit, forfeit = CLOCKS[clock]
+    return CreateRoom(
+        open_combat=variants[0] == "1",
+        random_setup=variants[1] == "1",
+        move_seconds=move,
+        commit_seconds=commit,
+        forfeit_seconds=forfeit,
+        rated=kind == "rated",
+    )
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Pairing:
+    """This process's part of quick pairing (see the module)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        lobby: Lobby,
+        broadcast: Callable[[dict[str, Any]], Awaitable[None]],
+        begin: Callable[[str], Awaitable[None]],
+    ) -> None:
+        """``broadcast`` tells every process (fanout.py); ``begin(room)`` starts a new room's
+        game (a Random Setup drawn)."""
+        self.seeks = backend.seeks
+        self.accounts = backend.accounts
+        self.lobby = lobby
+        self.broadcast = broadcast
+        self.begin = begin
+        self._waiting: dict[str, asyncio.Event] = {}
+
+    async def seek(self, account: Account, request: SeekRequest) -> str:
+        """A new seek of ``account`` (its earlier one cancelled), paired at once if someone
+        fits: the seek's id."""
+        now = _now_ms()
+        seek_id = secrets.token_urlsafe(16)
+        alive = now + int((WAIT_SECONDS + ALIVE_GRACE) * 1000)
+        rating = account.standing.rating
+        await self.seeks.add(Seek(seek_id, account.id, request.pool(), rating, now, alive))
+        await self.pair(request.pool())
+        return seek_id
+
+    async def wait(
+        self, account: Account, seek_id: str, gone: Callable[[], Awaitable[bool]]
+    ) -> Seated | None:
+        """Wait up to ``WAIT_SECONDS`` for the seek's match: the account's seat in its room,
+        or None (still waiting; the seek kept alive). ``gone()`` tells whether the waiting
+        client went away (the seek is then cancelled). ``404 seek_gone`` for a seek that is
+        no longer waiting (cancelled, or dead)."""
+        deadline = time.monotonic() + WAIT_SECONDS
+        event = self._waiting.setdefault(seek_id, asyncio.Event())
+        try:
+            while True:
+                match = await self.seeks.match(seek_id)
+                if match is not None:
+                    return await self._seated(account, match)
+                left = deadline - time.monotonic()
+                alive = _now_ms() + int((max(0.0, left) + ALIVE_GRACE) * 1000)
+                if not await self.seeks.keep_alive(seek_id, alive):
+                    match = await self.seeks.match(seek_id)  # paired in between?
+                    if match is not None:
+                        return await self._seated(account, match)
+                    raise LobbyError(404, "seek_gone", "This seek is no longer waiting.")
+                if left <= 0:
+                    return None
+                if await gone():
+                    await self.seeks.cancel(seek_id)
+                    return None
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(event.wait(), min(left, 0.5))
+        finally:
+            self._waiting.pop(seek_id, None)
+
+    async def cancel(self, seek_id: str) -> bool:
+        return await self.seeks.cancel(seek_id)
+
+    async def pair(self, pool: str) -> int:
+        """Pair ``pool`` now; make the new pairs' rooms; tell every process. How many pairs."""
+        pairs = await self.seeks.pair(pool, _now_ms())
+        for low, _, _ in pairs:
+            match = await self.seeks.match(low)
+            if match is not None:
+                await self._make(match)
+        if pairs:
+            await self.broadcast({"kind": "paired", "seeks": [s for p in pairs for s in p[:2]]})
+        return len(pairs)
+
+    async def pass_once(self) -> int:
+        return sum([await self.pair(pool) for pool in await self.seeks.pools()])
+
+    async def run(self) -> None:
+        """A pass every ``PASS_SECONDS``, until cancelled."""
+        while True:
+            await asyncio.sleep(PASS_SECONDS)
+            try:
+                await self.pass_once()
+            except Exception:
+                log.exception("a pairing pass failed")
+
+    def on_control(self, message: dict[str, Any]) -> None:
+        if message.get("kind") == "paired":
+            for seek_id in message.get("seeks", ()):
+                event = self._waiting.get(seek_id)
+                if event is not None:
+                    event.set()
+
+    async def _make(self, match: Match) -> None:
+        """The match's room, made unless it is made already."""
+        players = {}
+        for seat, account_id in match.accounts.items():
+            account = await self.accounts.get(account_id) if self.accounts else None
+            if account is None:
+                raise LobbyError(404, "player_not_found", "A paired player has no account.")
+            players[seat] = account
+        try:
+            await self.lobby.open_paired(match.room, room_request(match.pool), players)
+        except RoomExists:
+            return
+        await self.begin(match.room)
+
+    async def _seated(self, account: Account, match: Match) -> Seated:
+        if match.accounts.get(match.seat) != account.id:
+            raise LobbyError(403, "not_your_seek", "This seek is another player's.")
+        deadline = time.monotonic() + MADE_WAIT
+        while not await self.lobby.seats_full(match.room):
+            if time.monotonic() > deadline:  # its pairer died before making it
+                await self._make(match)
+                break
+            await asyncio.sleep(0.05)
+        return await self.lobby.reissue(match.room, match.seat)
