@@ -34,6 +34,11 @@ CHROMIUM_ARGS = [
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 VIEWPORT = {"width": 1400, "height": 950}
+# A browser whose player left the lobby's custom game form open (lobby.js, ``customOpen``).
+OPEN_CUSTOM = (
+    "try { if (localStorage.getItem('olympus.customOpen') === null)"
+    " localStorage.setItem('olympus.customOpen', 'true'); } catch (e) {}"
+)
 # On a failure every page is photographed at both sizes the layout is made for.
 SCREENSHOT_SIZES = ({"width": 1280, "height": 720}, {"width": 1920, "height": 1080})
 
@@ -92,10 +97,14 @@ def new_page(
             where = f" ({url})" if url else ""
             console_errors.append(f"{name}: {message.text}{where}")  # type: ignore[attr-defined]
 
-    def open_page(name: str, path: str = "/", **options: object) -> object:
-        """``options`` go to the browser context (``viewport``, ``has_touch``...)."""
+    def open_page(name: str, path: str = "/", custom_open: bool = True, **options: object) -> object:
+        """``options`` go to the browser context (``viewport``, ``has_touch``...). The lobby's
+        custom game form is open (as its player left it) unless ``custom_open`` is False: the
+        tests of other things create their games with it."""
         options = {"viewport": VIEWPORT, **options}
         context = browser.new_context(base_url=web_server.url, **options)  # type: ignore[attr-defined]
+        if custom_open:
+            context.add_init_script(OPEN_CUSTOM)  # type: ignore[attr-defined]
         contexts.append(context)
         page = context.new_page()
         page.set_default_timeout(15_000)

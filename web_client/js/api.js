@@ -9,10 +9,19 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body = undefined, token = null) {
+// The signed-in player's CSRF token (account.js): sent with every request that changes
+// something, as the service asks of a request made with the session cookie (api.md).
+let csrfToken = null;
+
+export function setCsrf(token) {
+  csrfToken = token || null;
+}
+
+export async function call(method, path, body = undefined, token = null) {
   const headers = { Accept: "application/json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
+  if (method !== "GET" && csrfToken) headers["X-CSRF-Token"] = csrfToken;
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   let data = null;
   try {
@@ -41,6 +50,8 @@ export const api = {
   room: (room) => call("GET", `/rooms/${encodeURIComponent(room)}`),
   view: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/view`),
   log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),
+  ratings: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/ratings`),
+  lobbyCounts: () => call("GET", "/lobby"),
 };
 
 // --- localStorage ---------------------------------------------------------------------------

@@ -24,6 +24,7 @@ import { renderCombatPanel } from "./combat.js";
 import { BoardZoom } from "./zoom.js";
 import { icon } from "./icons.js";
 import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
+import { playerLink } from "./account.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -169,6 +170,13 @@ export class GameScreen {
       if (changed) {
         this.showWhere();
         this.queueRender();
+      }
+      if (this.model && this.model.phase === "over" && summary.options && summary.options.rated && !this.ratings) {
+        const ratings = await api.ratings(this.room);
+        if (Object.keys(ratings.changes).length) {
+          this.ratings = ratings.changes;
+          this.queueRender();
+        }
       }
     } catch {
       // the room list is a convenience; the socket is the truth
@@ -818,7 +826,7 @@ export class GameScreen {
           `${FACTION_NAME[f]}${this.seat === f ? " (you)" : ""}`,
           computer
             ? [" · ", h("span", { class: "computer player-name", dataset: { computer: f, side: f } }, `Computer (${computer})`)]
-            : this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, ` · ${this.playerName(f)}`) : null,
+            : this.playerName(f) ? h("span", { class: "player-name", dataset: { side: f } }, " · ", playerLink(this.playerName(f), Boolean(this.summary.players && this.summary.players[f]))) : null,
         ),
         text ? h("span", { class: "side-state", dataset: { state: state.key } }, text) : null,
         h("span", { class: "score-honor", title: "Honor", "aria-label": `Honor ${m.honor[f]}` }, icon("honor"), " Honor ", h("strong", { class: "honor-value" }, String(m.honor[f]))),
@@ -1156,6 +1164,17 @@ export class GameScreen {
     );
   }
 
+  /** A rated game's rating changes, once the service made them (api.md: a room's ratings). */
+  ratingChanges() {
+    if (!this.ratings) return null;
+    const lines = FACTIONS.filter((f) => this.ratings[f]).map((f) => {
+      const c = this.ratings[f];
+      const who = this.seat === f ? "Your rating" : `${this.playerName(f) || FACTION_NAME[f]}'s rating`;
+      return `${who}: ${c.before} → ${c.after} (${c.delta >= 0 ? "+" : "−"}${Math.abs(c.delta)})`;
+    });
+    return h("p", { id: "rating-changes", class: "rating-change" }, lines.join(" · "));
+  }
+
   renderOverlay() {
     const m = this.model;
     if (!m || m.phase !== "over" || this.ui.gameOverClosed) {
@@ -1192,6 +1211,7 @@ export class GameScreen {
         { class: "overlay", role: "dialog", "aria-modal": "false", "aria-labelledby": "gameover-title", id: "game-over" },
         h("h2", { id: "gameover-title" }, aborted ? title : `Game over: ${title}`),
         h("p", { class: "big" }, mine, " ", told),
+        this.ratingChanges(),
         fm ? h("p", {}, "Everything is revealed now: every unit is named on the board.") : h("p", {}, "Waiting for the full log…"),
         h("div", { class: "rosters" }, rosters),
         h(

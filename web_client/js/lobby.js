@@ -9,6 +9,8 @@ import { FACTION_NAME, enemyOf } from "./data.js";
 import { sideState } from "./model.js";
 import { ago, duration } from "./text.js";
 import { toast, setWhere } from "./ui.js";
+import { account, playerLink, syncSeats } from "./account.js";
+import { QuickPlay } from "./quick.js";
 
 // Clocks (R12) a game can have: live ones, and Yucata-like games over days.
 const CLOCK_PRESETS = [
@@ -31,6 +33,7 @@ function variantsText(room) {
 
 /** "Your name": kept in this browser, sent when creating or joining; the server checks it. */
 function nameField() {
+  if (account.player) return h("p", { class: "name-field", id: "playing-as" }, "You play as ", h("strong", {}, account.player.name), " (signed in).");
   return h(
     "div",
     { class: "name-field" },
@@ -47,14 +50,26 @@ function keepName() {
 }
 
 /** "Ann (Olympians) vs Computer (hard) (Chthonians)": the players as the lobby shows them (a
- * seat the computer plays by its level, api.md: a room's ``computer``). */
+ * seat the computer plays by its level, api.md: a room's ``computer``), a player's name linked
+ * to the profile when it is an account's. */
 function playersText(room) {
   const names = room.names || {};
   const computer = room.computer || {};
+  const accounts = room.players || {};
   const who = Object.keys(room.seats || {})
     .filter((s) => room.seats[s])
-    .map((s) => `${computer[s] ? `Computer (${computer[s]})` : names[s] || "anonymous"} (${FACTION_NAME[s]})`);
-  return who.join(" vs ") || "—";
+    .map((s) => [computer[s] ? `Computer (${computer[s]})` : names[s] ? playerLink(names[s], Boolean(accounts[s])) : "anonymous", ` (${FACTION_NAME[s]})`]);
+  if (!who.length) return "—";
+  return who.flatMap((w, i) => (i ? [" vs ", ...w] : w));
+}
+
+/** Whether the custom game's form is open: remembered in this browser. */
+function customOpen() {
+  try {
+    return localStorage.getItem("olympus.customOpen") === "true";
+  } catch {
+    return false;
+  }
 }
 
 function freeSeats(room) {
@@ -93,6 +108,8 @@ export class Lobby {
     this.timer = null;
     this.lists = { open: [], live: [], finished: [] };
     this.mine = null; // [{room, rec, summary, view, error}] once loaded
+    this.quick = new QuickPlay();
+    this.counts = null;
   }
 
   start() {
@@ -104,6 +121,7 @@ export class Lobby {
 
   stop() {
     clearInterval(this.timer);
+    this.quick.stop();
   }
 
   async refresh() {
@@ -111,6 +129,8 @@ export class Lobby {
       const [open, live, finished] = await Promise.all(["open", "live", "finished"].map((s) => api.listRooms(s)));
       this.lists = { open: open.rooms, live: live.rooms, finished: finished.rooms };
       this.renderLists();
+      this.counts = await api.lobbyCounts();
+      this.renderCounts();
       await this.refreshMine();
     } catch (error) {
       const el = document.getElementById("lobby-lists");
@@ -161,7 +181,6 @@ export class Lobby {
           this.create(form);
         },
       },
-      h("h2", {}, "New game"),
       this.createSections({ sideSet, challenge, adjust, preset, clock }),
       h("button", { type: "submit", class: "primary", id: "btn-create" }, "Create game"),
       h("button", { type: "button", class: "secondary", id: "btn-watch-computer", onclick: () => this.watchComputer() }, "Watch the computer play itself"),
@@ -171,8 +190,13 @@ export class Lobby {
       h(
         "div",
         { class: "lobby" },
-        h("div", { class: "lobby-left" }, form),
-        h("div", { class: "lobby-right" }, h("section", { class: "panel", id: "my-games", "aria-live": "polite" }), h("div", { id: "lobby-lists" }, h("p", {}, "Loading games…"))),
+        h(
+          "div",
+          { class: "lobby-left" },
+          this.quick.render(),
+          h("details", { id: "custom-game", class: "panel", open: customOpen(), ontoggle: (e) => { try { localStorage.setItem("olympus.customOpen", String(e.target.open)); } catch { /* private mode */ } } }, h("summary", {}, h("h2", {}, "Custom game")), form),
+        ),
+        h("div", { class: "lobby-right" }, h("p", { id: "lobby-counts", class: "counts", "aria-live": "polite" }), h("section", { class: "panel", id: "my-games", "aria-live": "polite" }), h("div", { id: "lobby-lists" }, h("p", {}, "Loading games…"))),
       ),
     );
     this.renderMine();
@@ -191,6 +215,7 @@ export class Lobby {
         h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-open-combat" }), " Open Combat — commitments one after the other; 10 Honor each"),
         h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-random-setup" }), " Random Setup — the service picks and places both sides"),
         h("div", { class: "check" }, h("label", {}, challenge, " Challenge — Honor adjustment for the Chthonians:"), " ", adjust, h("span", { class: "hint" }, " (the other player then picks the side)")),
+        account.player ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-rated" }), " Rated — both players signed in; the ratings change at the end (not with a Challenge or the computer)") : null,
       ),
       h(
         "fieldset",
@@ -225,6 +250,15 @@ export class Lobby {
       }),
     );
     this.renderMine();
+  }
+
+  /** "2 players online · 3 live games", the players' names linked to their profiles. */
+  renderCounts() {
+    const el = document.getElementById("lobby-counts");
+    if (!el || !this.counts) return;
+    const c = this.counts;
+    const names = c.players.flatMap((n, i) => (i ? [", ", playerLink(n)] : [playerLink(n)]));
+    replace(el, `${c.online} player${c.online === 1 ? "" : "s"} online`, names.length ? [" (", names, ")"] : "", ` · ${c.live_games} live game${c.live_games === 1 ? "" : "s"}`);
   }
 
   renderMine() {
@@ -304,6 +338,7 @@ export class Lobby {
       open_combat: q("#opt-open-combat").checked,
       random_setup: q("#opt-random-setup").checked,
     };
+    if (q("#opt-rated") && q("#opt-rated").checked) body.rated = true;
     if (q("#opt-challenge").checked) body.challenge = Number(q("#opt-challenge-value").value);
     else body.side = form.querySelector("input[name=side]:checked").value;
     for (const [id, key] of [["#opt-move-seconds", "move_seconds"], ["#opt-commit-seconds", "commit_seconds"], ["#opt-forfeit-seconds", "forfeit_seconds"]]) {
@@ -371,7 +406,7 @@ export class JoinPage {
         h("h2", {}, `Game ${this.room}`),
         h("p", {}, `Variants: ${variantsText(room)}.`),
         room.challenge ? h("p", {}, `This is a Challenge: the creator gave the Chthonians ${room.options.challenge > 0 ? "+" : ""}${room.options.challenge} Honor; you pick your side.`) : null,
-        h("p", {}, `Players: ${playersText(room)}.`),
+        h("p", {}, "Players: ", playersText(room), "."),
         buttons.length ? nameField() : null,
         buttons.length ? h("div", { class: "button-row" }, buttons) : h("p", {}, "Both seats are taken."),
         h("p", {}, h("a", { href: `#/watch/${this.room}` }, "Watch instead"), " · ", h("a", { href: "#/" }, "Lobby")),

@@ -1,5 +1,6 @@
 // The router: #/ lobby · #/join/<room> invite · #/play/<room> your seat · #/watch/<room> spectate ·
-// #/replay/<room> finished game · #/rules the rules in short.
+// #/replay/<room> finished game · #/rules the rules in short · #/account sign in or up ·
+// #/players/<name> a profile · #/leaderboard.
 
 import { h, replace } from "./dom.js";
 import { loadBoard } from "./data.js";
@@ -8,6 +9,7 @@ import { Lobby, JoinPage, HostWait } from "./lobby.js";
 import { GameScreen } from "./game.js";
 import { ReplayScreen } from "./replay.js";
 import { RulesPage } from "./rules.js";
+import { AccountPage, LeaderboardPage, ProfilePage, loadSession } from "./account.js";
 import { setWhere, showConnection } from "./ui.js";
 import { enableBoardDrag } from "./setup.js";
 
@@ -31,6 +33,12 @@ async function route() {
     current = new Lobby(root);
   } else if (page === "rules") {
     current = new RulesPage(root);
+  } else if (page === "account") {
+    current = new AccountPage(root);
+  } else if (page === "leaderboard") {
+    current = new LeaderboardPage(root);
+  } else if (page === "players" && room) {
+    current = new ProfilePage(root, decodeURIComponent(room));
   } else if (page === "join" && room) {
     current = new JoinPage(root, room);
   } else if (page === "watch" && room) {
@@ -70,4 +78,4 @@ async function route() {
 }
 
 window.addEventListener("hashchange", route);
-route();
+loadSession().finally(route);

@@ -110,7 +110,7 @@ class Settings:
     def from_env(cls, redis_url: str, **overrides: object) -> Settings:
         """Settings from the environment: OLYMPUS_SECRET, OLYMPUS_PREFIX,
         OLYMPUS_OVERLOAD_SECONDS, OLYMPUS_RATE_PER_SECOND, OLYMPUS_RATE_BURST,
-        OLYMPUS_APPEND_REPLICAS, OLYMPUS_ARCHIVE_GRACE_SECONDS."""
+        OLYMPUS_APPEND_REPLICAS, OLYMPUS_ARCHIVE_GRACE_SECONDS, OLYMPUS_LEADERBOARD_MIN_GAMES."""
         env: dict[str, object] = {}
         if secret := os.environ.get("OLYMPUS_SECRET"):
             env["secret"] = secret.encode()
@@ -126,4 +126,6 @@ class Settings:
             env["append_replicas"] = int(replicas)
         if grace := os.environ.get("OLYMPUS_ARCHIVE_GRACE_SECONDS"):
             env["archive_grace_seconds"] = float(grace)
+        if board := os.environ.get("OLYMPUS_LEADERBOARD_MIN_GAMES"):
+            env["leaderboard_min_games"] = int(board)
         return cls(redis_url=redis_url, **{**env, **overrides})  # type: ignore[arg-type]
