@@ -46,3 +46,22 @@ def test_a_win_raises_a_loss_lowers_and_a_draw_between_equals_keeps() -> None:
 def test_a_score_is_a_result(score: float) -> None:
     with pytest.raises(ValueError, match="score"):
         rate(DEFAULT, [Outcome(DEFAULT, score)])
+
+
+def test_the_computers_levels_are_rated_from_the_arenas_table() -> None:
+    """The kept table is the arena's report anchored at the common-sense yardstick, and the
+    levels are in order."""
+    import json
+    from pathlib import Path
+
+    from olympus.ratings.levels import anchored, level_ratings
+
+    report = json.loads((Path(__file__).parents[1] / "docs" / "arena-yardsticks.json").read_text())
+    assert level_ratings() == anchored(report["elo"])
+    ratings = level_ratings()
+    assert ratings["easy"] < ratings["normal"] < ratings["hard"]
+    assert anchored({"sensible": 100.0, "easy": 0.0, "normal": 200.0, "hard": 300.0}) == {
+        "easy": 1400,
+        "normal": 1600,
+        "hard": 1700,
+    }

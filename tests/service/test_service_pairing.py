@@ -77,6 +77,7 @@ async def test_two_players_on_two_processes_meet_in_one_rated_room(
     assert [(g["room"], g["seat"]) for g in games] == [(room, second["seat"])]
     counts = (await ann.get("/lobby")).json()
     assert counts["live_games"] == 1 and sorted(counts["players"]) == ["Ann", "Bo"]
+    assert counts["computer"]["easy"] < counts["computer"]["normal"] < counts["computer"]["hard"]
 
 
 async def test_many_seekers_across_processes_are_each_paired_once(

@@ -97,7 +97,9 @@ def new_page(
             where = f" ({url})" if url else ""
             console_errors.append(f"{name}: {message.text}{where}")  # type: ignore[attr-defined]
 
-    def open_page(name: str, path: str = "/", custom_open: bool = True, **options: object) -> object:
+    def open_page(
+        name: str, path: str = "/", custom_open: bool = True, **options: object
+    ) -> object:
         """``options`` go to the browser context (``viewport``, ``has_touch``...). The lobby's
         custom game form is open (as its player left it) unless ``custom_open`` is False: the
         tests of other things create their games with it."""

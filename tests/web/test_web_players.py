@@ -105,6 +105,7 @@ def test_the_lobby_leads_with_three_ways_to_play_and_keeps_the_custom_form_behin
     page.click("#custom-game > summary")
     page.wait_for_selector("#btn-create", state="visible")
     page.wait_for_selector("#lobby-counts:has-text('live game')")
+    page.wait_for_selector("#quick-level option[value=hard]:has-text('≈')", state="attached")
     page.click("#btn-play-computer")
     page.wait_for_selector("#game[data-seat]")
 

@@ -131,6 +131,7 @@ export class Lobby {
       this.renderLists();
       this.counts = await api.lobbyCounts();
       this.renderCounts();
+      this.quick.rateLevels(this.counts.computer);
       await this.refreshMine();
     } catch (error) {
       const el = document.getElementById("lobby-lists");

@@ -23,6 +23,14 @@ export class QuickPlay {
     this.cancel();
   }
 
+  /** The computer's levels with their ratings on the players' scale (api.md, "GET /lobby"). */
+  rateLevels(ratings) {
+    if (!ratings || !this.el) return;
+    for (const option of this.el.querySelectorAll("#quick-level option")) {
+      if (ratings[option.value]) option.textContent = `${option.value} (≈ ${ratings[option.value]})`;
+    }
+  }
+
   render() {
     this.el = h("section", { class: "panel quick", id: "quick-play", "aria-labelledby": "quick-title" });
     this.draw();

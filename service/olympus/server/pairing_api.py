@@ -12,12 +12,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from olympus.ratings.levels import level_ratings
+
 from .http_api import body_of, handles_errors, seated_body, services_of
 from .pairing import SeekRequest
 from .players_api import required
 
 ONLINE_SECONDS = 300  # a player seen this recently is online
 ONLINE_NAMES = 50
+COMPUTER_RATINGS = level_ratings()  # the computer's levels on the players' scale
 
 
 @handles_errors
@@ -52,8 +55,8 @@ async def cancel_seek(request: Request) -> Response:
 
 @handles_errors
 async def lobby_counts(request: Request) -> Response:
-    """Who is online (signed-in players seen in the last minutes) and how many games are live
-    and how many seek."""
+    """Who is online (signed-in players seen in the last minutes), how many games are live and
+    how many seek, and the computer's levels' ratings."""
     services = services_of(request)
     backend = services.backend
     since = time.time_ns() // 1_000_000 - ONLINE_SECONDS * 1000
@@ -65,6 +68,7 @@ async def lobby_counts(request: Request) -> Response:
             "players": names,
             "live_games": await backend.rooms.count_by_status("live"),
             "seeking": {pool: n for pool, n in seeking.items() if n},
+            "computer": COMPUTER_RATINGS,
         }
     )
 
