@@ -186,12 +186,16 @@ class Walk:
         first = events[at]
         if isinstance(first, _SYSTEM):
             return None
-        if isinstance(first, ev.SetupSubmitted):
-            command = cmd.SubmitSetup(side=first.faction, placements=dict(first.placements))
-            return Played(first.faction, None, _matched(self.state, command, events, at), [])
-        if isinstance(first, ev.DeadlineMissed):
-            command = cmd.Timeout(side=first.faction, at_ms=_due(self.state, first.faction))
-            return Played(first.faction, None, _matched(self.state, command, events, at), [])
+        if isinstance(first, (ev.SetupSubmitted, ev.DeadlineMissed)):
+            # a seat's setup, or its missed deadline's fallback: no choice to judge (a setup
+            # drawn by the Random Setup is the system's: its events match no command here)
+            if isinstance(first, ev.SetupSubmitted):
+                placements = dict(first.placements)
+                command: cmd.Command = cmd.SubmitSetup(side=first.faction, placements=placements)
+            else:
+                command = cmd.Timeout(side=first.faction, at_ms=_due(self.state, first.faction))
+            count = _matched(self.state, command, events, at)
+            return Played(first.faction, None, count, []) if count else None
         kind, faction = _kind(events, at)
         seats = sorted(FACTIONS, key=lambda f: f is not faction)
         for seat in seats:

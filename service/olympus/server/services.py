@@ -21,6 +21,7 @@ from olympus.store import open_backend
 from . import tokens, ws_protocol
 from .archiver import Archiver
 from .clocks import Clocks
+from .coach import Coach
 from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
@@ -62,6 +63,9 @@ class Services:
             Archiver(self.backend, archive, settings, self.metrics) if archive is not None else None
         )
         self._archiving: asyncio.Task[None] | None = None
+        self.coach = Coach(
+            self.backend, settings.coach_processes, settings.coach_queue, settings.coach_iterations
+        )
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
@@ -131,6 +135,7 @@ class Services:
 
     async def stop(self) -> None:
         await cancel(self._janitor, self._moved_writer, self._gauges_writer, self._archiving)
+        await self.coach.stop()
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()
