@@ -125,14 +125,23 @@ def reveals_a_difference(events: list[ev.Event]) -> bool:
     return False
 
 
-def play(setup: dict[str, int], commitment: dict[str, Any], bot: Recorder) -> None:
+def play(
+    setup: dict[str, int],
+    commitment: dict[str, Any],
+    bot: Recorder,
+    log: list[ev.Event] | None = None,
+) -> None:
     """One game until the bot has committed after the script's sealed commitment, or until an
-    event would show the bot a character that differs between the two games."""
-    state = replay(create(Options(), token_seed=12345))
+    event would show the bot a character that differs between the two games; its events are
+    added to ``log``."""
+    log = [] if log is None else log
+    log.extend(create(Options(), token_seed=12345))
+    state = replay(log)
     bot.start(view(state, BOT))
 
     def run(state: GameState, command: cmd.Command) -> tuple[GameState, list[ev.Event]]:
         events, _ = execute(state, command)
+        log.extend(events)
         state = deliver(state, events, {BOT: bot})
         if isinstance(bot.player, Oracle):
             bot.player.hand(state)  # behind the recorder's back: its inputs look the same

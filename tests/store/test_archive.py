@@ -268,3 +268,13 @@ def test_the_embedded_server_restarts_on_its_files(
         assert asyncio.run(read(server.url)) == 7
     finally:
         server.stop()
+
+
+async def test_a_kept_games_analysis_is_written_once(archive: Archive) -> None:
+    assert await archive.put_analysis("r1", b"first") is None  # no such game kept
+    await archive.put(game("r1"))
+    assert await archive.analysis("r1") is None
+    assert await archive.put_analysis("r1", b"first") == b"first"
+    assert await archive.put_analysis("r1", b"second") == b"first"
+    assert await archive.analysis("r1") == b"first"
+    assert await archive.analysis("r2") is None

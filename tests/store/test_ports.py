@@ -497,3 +497,14 @@ async def test_memory_hints_reach_a_loop_in_another_thread(room_id: str) -> None
     finally:
         release.set()
         await elsewhere
+
+
+async def test_an_analysis_is_kept_once_and_dropped_with_its_room(backend: Backend) -> None:
+    room = f"an-{uuid.uuid4().hex[:8]}"
+    await backend.events.create_room(room, b"")
+    assert await backend.analyses.get(room) is None
+    assert await backend.analyses.put(room, b"first") == b"first"
+    assert await backend.analyses.put(room, b"second") == b"first"
+    assert await backend.analyses.get(room) == b"first"
+    await backend.events.delete_room(room)
+    assert await backend.analyses.get(room) is None

@@ -25,6 +25,8 @@ def test_late_spectators_rematch_and_replay(new_page) -> None:
         page.click("#btn-random-setup")
         page.click("#btn-submit-setup")
 
+    bob.wait_for_selector("#game[data-my-turn=true] #btn-liturgy")
+    assert bob.locator("#btn-hint").count() == 0  # hints: against the computer only
     for _ in range(2):
         liturgy(bob)
         liturgy(ann)

@@ -52,6 +52,14 @@ export const api = {
   log: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/log`),
   ratings: (room) => call("GET", `/rooms/${encodeURIComponent(room)}/ratings`),
   lobbyCounts: () => call("GET", "/lobby"),
+  hint: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/hint`, undefined, token),
+  /** The coach's analysis: `{status, body, retryAfter}` (202 while it is being made). */
+  analysis: async (room) => {
+    const response = await fetch(`/rooms/${encodeURIComponent(room)}/analysis`, { headers: { Accept: "application/json" } });
+    const body = await response.json().catch(() => null);
+    if (response.status !== 200 && response.status !== 202) throw new ApiError(response.status, body);
+    return { status: response.status, body, retryAfter: Number(response.headers.get("retry-after")) || 0 };
+  },
 };
 
 // --- localStorage ---------------------------------------------------------------------------

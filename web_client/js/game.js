@@ -23,6 +23,7 @@ import { renderSetupPanel, setupBoardOptions, SetupDraft } from "./setup.js";
 import { renderCombatPanel } from "./combat.js";
 import { BoardZoom } from "./zoom.js";
 import { icon } from "./icons.js";
+import { commandLabel } from "./coach.js";
 import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 import { playerLink } from "./account.js";
 
@@ -99,6 +100,7 @@ export class GameScreen {
       logTop: null,
       gameOverClosed: false,
       commit: { maneuver: null, energy: 0, reveal: false, key: null },
+      hint: null, // the coach's hint: {seq, text} for the options of legal message `seq`
     };
     this.setupDraft = seat ? new SetupDraft(room, seat, board) : null;
     this.renderQueued = false;
@@ -212,6 +214,7 @@ export class GameScreen {
       case "legal":
         if (this.model && msg.seq === this.model.seq) {
           this.legal = msg.actions;
+          this.legalSeq = msg.seq;
           this.options = msg; // with `setup` (what to place) or `waiting` (why nothing)
         }
         break;
@@ -936,7 +939,7 @@ export class GameScreen {
       else text = `Waiting for the ${FACTION_NAME[m.turn]} to move…`;
       const other = this.seat === "olympians" ? "chthonians" : "olympians";
       if (this.computerLevel(other) && sideState(m, other).acting && !sideState(m, this.seat).acting) text = "The computer is thinking…";
-      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text));
+      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text), this.legal.length ? this.hintBox() : null);
       return;
     }
     const parts = [h("h2", { id: "your-turn" }, "Your turn")];
@@ -993,6 +996,7 @@ export class GameScreen {
     const recalls = turn.filter((a) => a.command.type === "recall");
     if (recalls.length) buttons.push(h("button", { type: "button", id: "btn-recall", onclick: () => this.recall() }, `Recall a fallen comrade (${costLine(recalls[0].honor, recalls[0].energy)})`));
     parts.push(h("div", { class: "button-row", role: "group", "aria-label": "Other actions" }, buttons));
+    parts.push(this.hintBox());
     replace(el, ...parts);
   }
 
@@ -1024,6 +1028,34 @@ export class GameScreen {
     const ok = await confirmDialog({ ...words, cancel: "Keep playing", safe: true });
     const allowed = this.options && (kind === "resign" ? this.options.can_resign : this.options.can_abort);
     if (ok && allowed && this.model && this.model.phase !== "over") this.send({ type: kind });
+  }
+
+  /** Against the computer only (api.md, hints): a button that asks the coach for the move the
+   * computer would play from this seat's view, and its answer. */
+  hintBox() {
+    const other = this.seat === "olympians" ? "chthonians" : "olympians";
+    if (!this.seat || !this.computerLevel(other) || this.computerLevel(this.seat)) return null;
+    const hint = this.ui.hint && this.ui.hint.seq === this.legalSeq ? this.ui.hint : null;
+    return h(
+      "div",
+      { class: "hint-box", id: "hint-box" },
+      h("button", { type: "button", id: "btn-hint", class: "secondary", "aria-describedby": "hint-text", onclick: () => this.askHint() }, "Hint"),
+      h("p", { id: "hint-text", class: "hint", "aria-live": "polite" }, hint ? hint.text : "The computer's suggestion for this position, from what you can see (the game records that hints were used)."),
+    );
+  }
+
+  async askHint() {
+    const seq = this.legalSeq;
+    this.ui.hint = { seq, text: "Thinking…" };
+    this.queueRender();
+    try {
+      const found = await api.hint(this.room, this.token);
+      const chance = found.chance === null || found.chance === undefined ? "" : ` (your chance with it: about ${Math.round(found.chance * 100)} %)`;
+      this.ui.hint = { seq, text: `Hint: ${commandLabel(found.command)}${chance}.` };
+    } catch (error) {
+      this.ui.hint = { seq, text: error.message };
+    }
+    this.queueRender();
   }
 
   recomputeHermes() {

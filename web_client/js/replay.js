@@ -10,6 +10,7 @@ import { FACTION_NAME, FACTIONS, END_REASON, resultText } from "./data.js";
 import { setWhere } from "./ui.js";
 import { BoardZoom } from "./zoom.js";
 import { icon } from "./icons.js";
+import { commandLabel, fetchAnalysis, MARK_TEXT, moveWords, winChart } from "./coach.js";
 
 export class ReplayScreen {
   constructor(root, { board, room }) {
@@ -39,11 +40,70 @@ export class ReplayScreen {
       return;
     }
     this.result = log.result;
-    this.steps = replayLog(log.events).filter((s) => s.event.t !== "clock_set");
+    // each step keeps its event's number in the log (from 1): the analysis names events so
+    this.steps = replayLog(log.events).map((s, i) => ({ ...s, n: i + 1 })).filter((s) => s.event.t !== "clock_set");
     this.moves = movesOf(this.steps);
     this.index = this.moves[0].last;
     this.build();
     this.show();
+    void this.loadAnalysis();
+  }
+
+  /** The coach's analysis (bots.md): the graph, the marks in the move list, the chosen point. */
+  async loadAnalysis() {
+    replace(this.els.coach, h("p", { class: "hint", id: "coach-status" }, "The coach is analysing the game…"));
+    let analysis;
+    try {
+      analysis = await fetchAnalysis(this.room);
+    } catch (error) {
+      analysis = null;
+      replace(this.els.coach, h("p", { class: "hint", id: "coach-status" }, `No analysis: ${error.message}`));
+      return;
+    }
+    if (!analysis) {
+      replace(this.els.coach, h("p", { class: "hint", id: "coach-status" }, "The analysis is not ready yet; open the replay again later."));
+      return;
+    }
+    this.analysis = analysis;
+    const marks = analysis.moves.filter((m) => m.mark);
+    replace(
+      this.els.coach,
+      h("h3", {}, "The coach"),
+      h("p", { class: "hint" }, `The Olympians' chance to win after each move, as the search judged it from the mover's view. Marked: a mistake lost ${Math.round(analysis.thresholds.mistake * 100)} points of chance or more, a blunder ${Math.round(analysis.thresholds.blunder * 100)}. Tab to a point and press Enter to see its position.`),
+      winChart(analysis, (i) => this.pickAnalysed(i)),
+      h("p", { class: "hint", id: "coach-marks" }, marks.length ? `${marks.length} marked move${marks.length > 1 ? "s" : ""}.` : "No move marked."),
+      this.els.coachMove,
+    );
+    this.fillLog();
+    this.show();
+  }
+
+  /** The step whose position the analysed command `mv` was chosen in (its first event's before). */
+  stepBefore(mv) {
+    let found = 0;
+    for (const [i, s] of this.steps.entries()) if (s.n < mv.first) found = i;
+    return found;
+  }
+
+  pickAnalysed(i) {
+    const mv = this.analysis.moves[i];
+    this.picked = i;
+    if (this.mode !== "events") this.setMode("events");
+    this.go(this.stepBefore(mv));
+    replace(
+      this.els.coachMove,
+      h("p", { class: "coach-summary" }, moveWords(mv)),
+      h("dl", { class: "coach-compare" }, h("dt", {}, "Played"), h("dd", { id: "coach-played" }, commandLabel(mv.played)), h("dt", {}, "Preferred"), h("dd", { id: "coach-preferred" }, commandLabel(mv.preferred))),
+      h("p", {}, `The mover's chance: ${Math.round(mv.before * 100)} % with the preferred move, ${Math.round(mv.after * 100)} % with the one played.`),
+    );
+    this.els.coachMove.focus();
+  }
+
+  /** The marks of the analysed commands within event steps first..last (a move of the list). */
+  marksIn(first, last) {
+    if (!this.analysis) return [];
+    const lo = this.steps[first].n, hi = this.steps[last].n;
+    return this.analysis.moves.filter((m) => m.mark && m.first >= lo && m.first <= hi);
   }
 
   stop() {
@@ -62,6 +122,8 @@ export class ReplayScreen {
       status: h("div", { class: "panel", id: "status-panel" }),
       log: h("ol", { class: "log replay-log", id: "replay-log" }),
       play: h("button", { type: "button", id: "btn-replay-play", onclick: () => this.toggle() }, "Play ", icon("play")),
+      coach: h("section", { class: "panel coach", id: "coach", "aria-label": "The coach" }),
+      coachMove: h("div", { id: "coach-move", tabindex: -1, "aria-live": "polite" }),
     };
     this.zoom = new BoardZoom(this.els.board);
     this.zoom.onChange = () => replace(this.els.zoom, this.zoom.controls());
@@ -86,6 +148,7 @@ export class ReplayScreen {
               { class: "side-main" },
               h("div", { class: "panel" }, h("h2", {}, "Replay — full information"), h("p", {}, `Result: ${this.result === "aborted" ? "aborted, no result" : this.result === "draw" ? "a draw" : `the ${FACTION_NAME[this.result]} won`}. Keys: ← → to step, Home/End.`), h("div", { class: "board-tools", role: "toolbar", "aria-label": "Replay" }, btn("btn-replay-first", "« First", "First step", () => this.goStep(0)), btn("btn-replay-prev", "‹ Back", "Previous step", () => this.goStep(this.stepIndex() - 1)), this.els.play, btn("btn-replay-next", "Next ›", "Next step", () => this.goStep(this.stepIndex() + 1)), btn("btn-replay-last", "Last »", "Last step", () => this.goStep(this.stepCount() - 1)), this.els.slider, this.els.counter), this.els.modes, this.els.text),
               this.els.status,
+              this.els.coach,
             ),
             h("div", { class: "side-log" }, h("section", { class: "panel tab-panel", "aria-label": "Moves" }, this.els.log)),
           ),
@@ -153,9 +216,10 @@ export class ReplayScreen {
 
   /** The list beside the board: the moves (a turn each, with what happened in it), or every event. */
   fillLog() {
+    const badge = (marks) => marks.map((m) => h("span", { class: ["mark", `mark-${m.mark}`], title: MARK_TEXT[m.mark] }, ` ${MARK_TEXT[m.mark]}`));
     const items = this.mode === "moves"
-      ? this.moves.map((mv, i) => h("li", { dataset: { move: String(i), index: String(mv.last) } }, h("button", { type: "button", class: "link", onclick: () => this.goStep(i) }, mv.label)))
-      : this.steps.map((s, i) => h("li", { dataset: { index: String(i) } }, h("button", { type: "button", class: "link", onclick: () => this.go(i) }, describe(s.event, null) || s.event.t)));
+      ? this.moves.map((mv, i) => h("li", { dataset: { move: String(i), index: String(mv.last) } }, h("button", { type: "button", class: "link", onclick: () => this.goStep(i) }, mv.label, ...badge(this.marksIn(mv.first, mv.last)))))
+      : this.steps.map((s, i) => h("li", { dataset: { index: String(i) } }, h("button", { type: "button", class: "link", onclick: () => this.go(i) }, describe(s.event, null) || s.event.t, ...badge(this.marksIn(i, i)))));
     replace(this.els.log, items);
     this.els.slider.max = String(this.stepCount() - 1);
     replace(

@@ -212,6 +212,9 @@ class Archiver:
             offered = ArchivedHead(len(log_bytes), chain_head(log_bytes))
             if held != offered:
                 raise ArchiveConflict(room_id, held, offered)
+        analysis = await self.backend.analyses.get(room_id)  # the live one, while it is there
+        if analysis is not None:
+            await self.archive.put_analysis(room_id, analysis)
         dropped = await events.delete_room(room_id)
         self._step("dropped", room_id)
         await self._done(room_id)

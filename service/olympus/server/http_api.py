@@ -23,6 +23,7 @@ from olympus.rules.observation import view
 from olympus.store import Account, EventsTrimmed, RoomArchived, RoomNotFound, StoreUnavailable
 
 from . import tokens
+from .coach import CoachBusy
 from .computer import (
     CreateComputerRoom,
     CreateWatchRoom,
@@ -44,6 +45,7 @@ log = logging.getLogger("olympus.server.http_api")
 Handler = Callable[[Request], Awaitable[Response]]
 Body = TypeVar("Body", bound=BaseModel)
 MAX_LIST = 100
+ANALYSIS_RETRY = 5  # seconds: the Retry-After of an analysis being made
 
 
 def services_of(request: Request) -> Services:
@@ -77,6 +79,9 @@ def handles_errors(handler: Handler) -> Handler:
         except StoreUnavailable:  # e.g. an archived game while the archive is down
             sentence = "The game store cannot be reached now; try again shortly."
             return _error(503, "unavailable", sentence, {"retry-after": "5"})
+        except CoachBusy:
+            sentence = "The coach is busy with other games; try again shortly."
+            return _error(503, "busy", sentence, {"retry-after": str(ANALYSIS_RETRY)})
         except ClientDisconnect:  # gone before its body was read: nothing was done, and nobody
             # is there to answer (nginx's "client closed request"). Not an error of ours: an
             # error in the log pages an operator.
@@ -265,6 +270,39 @@ async def room_view(request: Request) -> Response:
     )
 
 
+@handles_errors
+async def room_analysis(request: Request) -> Response:
+    """The finished game's analysis by the coach (bots.md): 200 with it, 202 while it is
+    being made (ask again after Retry-After), 409 before the end."""
+    runtime = await _room(request)
+    if not runtime.over:
+        raise LobbyError(409, "not_finished", "The game is not over: it is analysed once over.")
+    kept = await services_of(request).coach.analysis(runtime)
+    if kept is None:
+        return _error(
+            202,
+            "analysis_pending",
+            "The game is being analysed; ask again shortly.",
+            {"retry-after": str(ANALYSIS_RETRY)},
+        )
+    body = json.loads(kept)
+    return JSONResponse({"room": runtime.room_id, "epoch": str(runtime.epoch), **body})
+
+
+@handles_errors
+async def room_hint(request: Request) -> Response:
+    """The move the search would play for the token's seat now, from its view (bots.md):
+    in a game against the computer only."""
+    claim = _bearer(request)
+    services = services_of(request)
+    if claim.seat == "host":
+        raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
+    await services.lobby.check_generation(claim)
+    runtime = await _room(request)
+    meta = await services.lobby.meta(runtime.room_id)
+    return JSONResponse(await services.coach.hint(runtime, claim.seat, meta))
+
+
 async def healthz(request: Request) -> Response:
     """Readiness: 200 while the process can serve games, 503 when it can serve none.
 
@@ -317,6 +355,8 @@ ROUTES = [
     Route("/rooms/{room}/rematch", rematch, methods=["POST"]),
     Route("/rooms/{room}/log", room_log, methods=["GET"]),
     Route("/rooms/{room}/view", room_view, methods=["GET"]),
+    Route("/rooms/{room}/analysis", room_analysis, methods=["GET"]),
+    Route("/rooms/{room}/hint", room_hint, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),
     Route("/metrics", metrics, methods=["GET"]),
 ]

@@ -353,6 +353,7 @@ class Lobby:
                     "created_ms": meta["created_ms"],
                     "moved_ms": int(seats.get("moved_ms", meta["created_ms"])),
                     "computer": meta.get("computer", {}),
+                    "hints": [s for s in SEATS if seats.get(f"hints:{s}")],
                 }
             )
         return found

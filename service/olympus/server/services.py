@@ -22,6 +22,7 @@ from . import tokens, ws_protocol
 from .accounts import AccountService
 from .archiver import Archiver
 from .clocks import Clocks
+from .coach import Coach
 from .fanout import Fanout
 from .lobby import Lobby, Seated
 from .loop_lag import LoopLag
@@ -75,6 +76,9 @@ class Services:
         self._rating: asyncio.Task[None] | None = None
         self.pairing: Pairing
         self._pairing: asyncio.Task[None] | None = None
+        self.coach = Coach(
+            self.backend, settings.coach_processes, settings.coach_queue, settings.coach_iterations
+        )
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
         self.secret = b""
         self.lobby: Lobby
@@ -159,6 +163,7 @@ class Services:
             self._pairing,
         )
         self.passwords.close()
+        await self.coach.stop()
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
         await self.loop_lag.stop()

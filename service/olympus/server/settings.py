@@ -38,6 +38,11 @@ class Settings:
     archive_poll_seconds: float = 5.0
     archive_batch: int = 100
     archive_concurrency: int = 8
+    # The coach (server/coach.py): the processes of its pool, and how many analyses (and as
+    # many hints) may wait or run at once.
+    coach_processes: int = 1
+    coach_queue: int = 4
+    coach_iterations: int | None = None  # caps the search's iterations per decision (tests)
     archive_lease_seconds: float = 120.0
     # Rated games' ends (rater.py): how often the queue is read, how long a claim holds.
     rating_poll_seconds: float = 0.5

@@ -206,6 +206,11 @@ class EventStore:
         """The hash of the room's seats (redis_seats.py), in the room's hash slot."""
         return f"{self.prefix}:room:{{{room_id}}}:seats"
 
+    def analysis_key(self, room_id: str) -> str:
+        """The room's analysis (redis_indexes.py, ``RedisAnalyses``), in the room's hash slot."""
+        check_room_id(room_id)
+        return f"{self.prefix}:room:{{{room_id}}}:analysis"
+
     def hint_channel(self, room_id: str) -> str:
         """Pub/sub channel that gets the new version (ASCII) after each append: a shard channel
         in the room's slot (``{room_id}``, SSUBSCRIBE) if ``sharded``, else a classic one.
@@ -260,8 +265,10 @@ class EventStore:
         reused by ``create_room``, which gives a fresh epoch and starts again at version 0.
         """
         k = self.keys(room_id)
-        seats = self.seats_key(room_id)
-        existed = await self.call(k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot, seats)
+        seats, analysis = self.seats_key(room_id), self.analysis_key(room_id)
+        existed = await self.call(
+            k.meta, "DEL", k.meta, k.events, k.commands, k.snapshot, seats, analysis
+        )
         await self._set_status(keys=[self._status_key, self._by_status_key], args=[room_id, ""])
         return bool(existed)
 

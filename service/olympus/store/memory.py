@@ -24,6 +24,7 @@ from .memory_seeks import MemorySeeks
 from .ports import (
     BOT_BUCKETS,
     Accounts,
+    Analyses,
     Archive,
     BotSeats,
     ControlHandler,
@@ -100,6 +101,7 @@ class _Storage:
         self.archive_due: dict[str, int] = {}
         self.rating_due: dict[str, int] = {}
         self.bots: dict[int, dict[str, str]] = {}
+        self.analyses: dict[str, bytes] = {}
         self.secret: str | None = None
         self.hub = HintHub(self.lock)
 
@@ -151,6 +153,7 @@ class MemoryEventLog(_Port, EventLog):
         with self._locked(room_id):
             self._storage.statuses.pop(room_id, None)
             self._storage.seats.pop(room_id, None)
+            self._storage.analyses.pop(room_id, None)
             return self._storage.rooms.pop(room_id, None) is not None
 
     async def append(
@@ -420,6 +423,16 @@ class MemoryBotSeats(_Port, BotSeats):
             return found
 
 
+class MemoryAnalyses(_Port, Analyses):
+    async def get(self, room_id: str) -> bytes | None:
+        with self._locked(room_id):
+            return self._storage.analyses.get(room_id)
+
+    async def put(self, room_id: str, data: bytes) -> bytes:
+        with self._locked(room_id):
+            return self._storage.analyses.setdefault(room_id, data)
+
+
 class MemorySharedKeys(_Port, SharedKeys):
     async def shared_secret(self, fresh: str) -> bytes:
         with self._storage.lock:
@@ -456,6 +469,7 @@ class MemoryBackend:
         self.seeks: SeekPool = MemorySeeks()
         self.bots: BotSeats = MemoryBotSeats(self._storage)
         self.keys: SharedKeys = MemorySharedKeys(self._storage)
+        self.analyses: Analyses = MemoryAnalyses(self._storage)
 
     @classmethod
     def shared(cls, config: StoreConfig) -> MemoryBackend:

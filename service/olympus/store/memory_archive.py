@@ -28,6 +28,7 @@ class MemoryArchive:
 
     def __init__(self) -> None:
         self._games: dict[str, tuple[ArchivedGame, bytes]] = {}
+        self._analyses: dict[str, bytes] = {}
         self._lock = threading.Lock()
 
     @classmethod
@@ -63,6 +64,17 @@ class MemoryArchive:
         check_room_id(room_id)
         kept = self._games.get(room_id)
         return None if kept is None else kept[0]
+
+    async def analysis(self, room_id: str) -> bytes | None:
+        check_room_id(room_id)
+        return self._analyses.get(room_id)
+
+    async def put_analysis(self, room_id: str, data: bytes) -> bytes | None:
+        check_room_id(room_id)
+        with self._lock:
+            if room_id not in self._games:
+                return None
+            return self._analyses.setdefault(room_id, data)
 
     async def records(self, room_ids: Sequence[str]) -> dict[str, tuple[bytes, dict[str, str]]]:
         for room_id in room_ids:

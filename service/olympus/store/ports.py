@@ -13,6 +13,7 @@ every failure to reach the storage is ``StoreUnavailable``.
 - ``DeadlineIndex``: each clocked room's earliest deadline (R12), so that any process fires it.
 - ``BotSeats``: the seats the computer plays, in buckets its workers share out.
 - ``SharedKeys``: the deployment's token key, made once and shared by every process.
+- ``Analyses``: each finished game's analysis by the coach (bot/analysis.py), kept once.
 - ``Hints``: the wake-ups after each append, and a control channel to every process.
 - ``Archive``: finished games, moved out of the live store (PostgreSQL: postgres_archive.py).
   A backend opened with an archive answers every read of an archived room from it, as the
@@ -263,6 +264,18 @@ class SharedKeys(Protocol):
         ...
 
 
+class Analyses(Protocol):
+    """Each finished game's analysis (the caller's bytes), written once: the first kept wins.
+    Of the live store, dropped with its room (``EventLog.delete_room``); a backend with an
+    archive keeps an archived room's in the archive (tiered.py)."""
+
+    async def get(self, room_id: str) -> bytes | None: ...
+
+    async def put(self, room_id: str, data: bytes) -> bytes:
+        """Keep ``data`` unless an analysis is kept already; return the one kept."""
+        ...
+
+
 class Archive(Protocol):
     """Finished games, each under its room id, written once and never changed. Every failure
     to reach the archive's storage is ``StoreUnavailable``."""
@@ -292,6 +305,15 @@ class Archive(Protocol):
 
     async def room_ids(self, *, offset: int = 0, limit: int | None = None) -> list[str]:
         """The ids of the kept games, sorted, from ``offset``, at most ``limit``."""
+        ...
+
+    async def analysis(self, room_id: str) -> bytes | None:
+        """The kept game's analysis, or None (none kept, or no such game)."""
+        ...
+
+    async def put_analysis(self, room_id: str, data: bytes) -> bytes | None:
+        """Keep ``data`` as the kept game's analysis unless one is kept; return the one kept
+        (None: no such game kept)."""
         ...
 
     async def games_of(
@@ -504,6 +526,9 @@ class Backend(Protocol):
 
     @property
     def keys(self) -> SharedKeys: ...
+
+    @property
+    def analyses(self) -> Analyses: ...
 
     @property
     def archive(self) -> Archive | None:

@@ -172,6 +172,24 @@ class PostgresArchive:
         )
 
     @reached
+    async def analysis(self, room_id: str) -> bytes | None:
+        check_room_id(room_id)
+        rows = await self._fetch("SELECT data FROM analyses WHERE room_id = $1", room_id)
+        return bytes(rows[0]["data"]) if rows else None
+
+    @reached
+    async def put_analysis(self, room_id: str, data: bytes) -> bytes | None:
+        check_room_id(room_id)
+        rows = await self._fetch(
+            "INSERT INTO analyses (room_id, data) SELECT room_id, $2 FROM games"
+            " WHERE room_id = $1 ON CONFLICT (room_id) DO NOTHING",
+            room_id,
+            data,
+        )
+        del rows
+        return await self.analysis(room_id)
+
+    @reached
     async def records(self, room_ids: Sequence[str]) -> dict[str, tuple[bytes, dict[str, str]]]:
         for room_id in room_ids:
             check_room_id(room_id)

@@ -16,7 +16,7 @@ from .event_store import EventStore
 from .ports import Accounts, Archive, ControlHandler, HintHandler, StoreConfig
 from .redis_clients import command_client, pubsub_client, pubsub_clients
 from .redis_hints import RedisHints
-from .redis_indexes import RedisBotSeats, RedisDeadlines, RedisSharedKeys
+from .redis_indexes import RedisAnalyses, RedisBotSeats, RedisDeadlines, RedisSharedKeys
 from .redis_players import RedisPlayers
 from .redis_seats import RedisSeats
 from .redis_seeks import RedisSeeks
@@ -45,6 +45,7 @@ class RedisBackend:
         self.seeks = RedisSeeks(self.redis, config.prefix)
         self.bots = RedisBotSeats(self.redis, config.prefix)
         self.keys = RedisSharedKeys(self.redis, config.prefix)
+        self.analyses = RedisAnalyses(self.redis, self.events.analysis_key)
 
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]

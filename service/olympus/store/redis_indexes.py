@@ -17,7 +17,7 @@ the masters instead of loading one (docs/scaling.md):
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from redis.asyncio import Redis
 from redis.asyncio.cluster import RedisCluster
@@ -93,6 +93,29 @@ class RedisBotSeats:
             pipe.hgetall(self.key(bucket))
         replies: list[dict[bytes, bytes]] = await pipe.execute()
         return {text(k): text(v) for reply in replies for k, v in reply.items()}
+
+
+class RedisAnalyses:
+    """The ``Analyses`` port on Redis (ports.py): a string beside the room's keys, in its hash
+    slot, dropped with them (``EventStore.delete_room``)."""
+
+    def __init__(self, redis: Redis | RedisCluster, key: Callable[[str], str]) -> None:
+        self.redis = redis
+        self.key = key
+
+    @translated
+    async def get(self, room_id: str) -> bytes | None:
+        value = await self.redis.get(self.key(room_id))
+        return value if value is None or isinstance(value, bytes) else value.encode()
+
+    @translated
+    async def put(self, room_id: str, data: bytes) -> bytes:
+        key = self.key(room_id)
+        await self.redis.set(key, data, nx=True)
+        value = await self.redis.get(key)
+        if value is None:  # the room was deleted between the two calls
+            return data
+        return value if isinstance(value, bytes) else value.encode()
 
 
 class RedisSharedKeys:

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from .archived import ArchivedGame, stored_events
 from .ports import (
     Accounts,
+    Analyses,
     Archive,
     Backend,
     BotSeats,
@@ -255,6 +256,29 @@ def _record(kept: tuple[bytes, dict[str, str]] | None) -> RoomRecord | None:
     return None if kept is None else RoomRecord(kept[0], kept[1])
 
 
+class TieredAnalyses:
+    """``Analyses``: the live store's while it holds the room, then the archive's (the
+    archiver copies a live one over before it drops the room: server/archiver.py)."""
+
+    def __init__(self, live: Backend, archive: Archive) -> None:
+        self.live = live
+        self.archive = archive
+
+    async def get(self, room_id: str) -> bytes | None:
+        found = await self.live.analyses.get(room_id)
+        if found is None:
+            found = await self.archive.analysis(room_id)
+        return found
+
+    async def put(self, room_id: str, data: bytes) -> bytes:
+        if await self.live.events.room_exists(room_id):
+            return await self.live.analyses.put(room_id, data)
+        kept = await self.archive.put_analysis(room_id, data)
+        if kept is None:
+            raise RoomNotFound(room_id)
+        return kept
+
+
 class TieredBackend:
     """``Backend``: ``live``'s ports, reading through to ``archive`` (see the module)."""
 
@@ -266,6 +290,7 @@ class TieredBackend:
         self.events: EventLog = TieredEventLog(live.events, archived)
         self.rooms: RoomIndex = TieredRoomIndex(live.rooms, archived)
         self.seats: RoomSeats = TieredSeats(live.seats, archived)
+        self.analyses: Analyses = TieredAnalyses(live, archive)
 
     @property
     def deadlines(self) -> DeadlineIndex:
