@@ -61,6 +61,14 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
         ["--games", "3", "--warmup", "1", "--concurrency", "2"],
         {"games_per_s", "server_cpu_ms_per_game", "redis_commands_per_game"},
     ),
+    (
+        "spectator_bench.py",
+        [
+            *("--spectators", "20", "--seconds", "2", "--warmup", "0.5"),
+            *("--idle-players", "4"),
+        ],
+        {"command_to_last_spectator_p99_ms", "server_cpu_us_per_frame", "frames_delivered"},
+    ),
     ("room_load_bench.py", ["--games", "2", "--every", "20"], None),
     ("bot_speed.py", ["--games", "1", "--levels", "easy"], None),
     (

@@ -483,6 +483,10 @@ class Socket:
     def push(self, frame: Frame) -> None:
         self.frames.append(frame)
 
+    def deliver(self, wire: bytes, frames: list[Frame], seq: int) -> None:
+        self.frames.extend(frames)
+        self.sent_seq = seq
+
     def close(self, code: int, reason: str) -> None:
         pass
 

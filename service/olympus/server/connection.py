@@ -1,12 +1,23 @@
 """One websocket at ``/ws``: hello, commands, pings; and a ``Subscriber`` of at most one room.
 
 Messages out go through a queue, so fan-out never waits for a slow socket: it queues and moves
-on, and a client that falls ``send_queue`` messages behind is disconnected (it resumes with its
-last seq). Whatever was queued in one turn of the event loop is written at the next as one
-frame (``Codec.batch``): one send per socket per turn, however many messages a command
-produced, straight to the transport while it takes them, else by a writer task through ASGI.
-Frames in are handled one at a time; each bad one gets an ``error`` frame, and the connection
-stays usable unless the error closes it.
+on. Whatever was queued in one turn of the event loop is written at the next as one frame
+(``Codec.batch``): one send per socket per turn, however many messages a command produced,
+straight to the transport while it takes them, else by a writer task through ASGI. A room's
+new events for a socket with nothing queued go straight to its transport as bytes built once
+for every such socket of the audience (``deliver``). Frames in are handled one at a time; each
+bad one gets an ``error`` frame, and the connection stays usable unless the error closes it.
+
+Slow readers. What the process holds for one socket is bounded: its transport takes writes up
+to ``send_high_water`` bytes unsent (then it is paused, and nothing more is read from the
+client either, ws_protocol.py); what follows waits in the socket's queue. A socket whose queue
+would pass ``send_buffer_bytes`` while its transport is still paused, or ``send_queue``
+messages at any time, is closed with 4413 (``CLOSE_SLOW``): its queue is dropped, and a close
+it does not read within ``close_grace_seconds`` drops the TCP connection. So a stalled socket
+holds at most ``send_high_water`` + ``send_buffer_bytes`` + one batch. Seats and spectators
+alike: a
+client resumes from its last seq (or gets a fresh view) when it connects again. Nobody else
+waits for it: fan-out only queues, and writes only to transports that take them.
 """
 
 from __future__ import annotations
@@ -44,6 +55,7 @@ class Connection:
     def __init__(self, ws: WebSocket, codec: Codec, services: Services) -> None:
         self.ws = ws
         self.sender = FrameSender(ws)
+        self.write_wire = self.sender.write_wire
         self.receive = receiver(ws)
         self.codec = codec
         self.services = services
@@ -51,6 +63,9 @@ class Connection:
         self.id = next(_ids)
         self.client = address(ws.client)
         self.queue: list[Frame] = []  # encoded messages not yet handed to the socket
+        self.queued_bytes = 0  # their size
+        self.sender.high_water(self.settings.send_high_water, self.settings.socket_send_buffer)
+        self._abort_timer: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
         self._flush_due = False  # ``_flush`` is scheduled for this turn of the loop
         self._wake = asyncio.Event()  # set when the writer task has something to do
@@ -86,20 +101,51 @@ class Connection:
     def push(self, frame: Frame) -> None:
         if self.closing is not None:
             return
-        if len(self.queue) >= self.settings.send_queue:
-            log.info("slow consumer disconnected", extra=self._fields())  # the client's doing
-            self.close(protocol.CLOSE_SLOW, "slow_consumer")
+        queued = self.queued_bytes + len(frame)
+        settings = self.settings
+        if len(self.queue) >= settings.send_queue or (
+            queued > settings.send_buffer_bytes and self._behind()
+        ):
+            self._too_slow()
             return
         self.queue.append(frame)
+        self.queued_bytes = queued
         if not self._flush_due:
             self._flush_due = True
             self._loop.call_soon(self._flush)
 
+    def deliver(self, wire: bytes, frames: list[Frame], seq: int) -> None:
+        """The event frames ``frames``, the socket's messages up to ``seq``, ``wire`` being
+        them as one websocket frame built once for many sockets: written at once when nothing
+        waits before it and the transport takes it, else queued as by ``push``."""
+        self.sent_seq = seq
+        if self.queue or self._writing or self.closing is not None or not self.write_wire(wire):
+            for frame in frames:
+                self.push(frame)
+
+    def _behind(self) -> bool:
+        """The client does not read what it is sent: its transport is over its high-water mark
+        (or, where the protocol cannot say, the writer task waits for it)."""
+        return self._writing or self.sender.paused()
+
+    def _too_slow(self) -> None:
+        """Close with 4413: the socket's queue would pass its bound while it reads nothing."""
+        fields = {**self._fields(), "queued": len(self.queue), "bytes": self.queued_bytes}
+        log.info("slow consumer disconnected", extra=fields)  # the client's doing
+        self.services.metrics.slow_closed.inc(self.kind)
+        self.queue.clear()
+        self.queued_bytes = 0
+        self.close(protocol.CLOSE_SLOW, "slow_consumer")
+
     def close(self, code: int, reason: str) -> None:
-        """Close after what is queued has been sent; nothing pushed from now on is."""
+        """Close after what is queued has been sent; nothing pushed from now on is. If the
+        close is not through within ``close_grace_seconds`` (a client that reads nothing
+        never takes it), the connection is dropped."""
         if self.closing is None:
             self.closing = (code, reason)
             self._wake.set()
+            grace = self.settings.close_grace_seconds
+            self._abort_timer = self._loop.call_later(grace, self.sender.abort)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -116,6 +162,8 @@ class Connection:
                 self.close(1000, "bye")
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(writer, 5)
+            if self.disconnected and self._abort_timer is not None:
+                self._abort_timer.cancel()
 
     def _flush(self) -> None:
         """Send what was queued in this turn of the loop, written to the socket at once
@@ -128,6 +176,7 @@ class Connection:
                 self._wake.set()
                 return
             del self.queue[:BATCH_LIMIT]
+            self.queued_bytes -= sum(map(len, batch))
 
     async def _write(self) -> None:
         """The slow way and the end: what ``_flush`` could not write, through ASGI (which
@@ -140,6 +189,7 @@ class Connection:
                 while self.queue:
                     batch = self.queue[:BATCH_LIMIT]
                     del self.queue[:BATCH_LIMIT]
+                    self.queued_bytes -= sum(map(len, batch))
                     await self.sender.send(self.codec.batch(batch))
                 self._writing = False
                 if self.closing is not None:

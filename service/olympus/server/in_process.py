@@ -29,6 +29,10 @@ class FrameCounter:
     def push(self, frame: Frame) -> None:
         self.frames += 1
 
+    def deliver(self, wire: bytes, frames: list[Frame], seq: int) -> None:
+        self.frames += len(frames)
+        self.sent_seq = seq
+
     def close(self, code: int, reason: str) -> None:
         pass
 

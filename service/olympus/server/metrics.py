@@ -271,6 +271,14 @@ class ServiceMetrics:
         self.ws_errors = add(
             Counter("olympus_ws_errors_total", "Error frames sent, by code.", ("code",))
         )
+        self.slow_closed = add(
+            Counter(
+                "olympus_ws_slow_closed_total",
+                "Sockets closed (4413) for reading too slowly: their send buffer was full, by "
+                "kind (seat, spectator).",
+                ("kind",),
+            )
+        )
         self.room_loads = add(
             Counter(
                 "olympus_room_loads_total",

@@ -52,6 +52,7 @@ from olympus.rules.observation import observe_event, view
 
 from . import protocol
 from .feed import Feed
+from .frames import frame
 from .protocol import Codec, Frame
 from .room_log import HeldLog, NewEvent, packed_view
 from .room_parts import Audience, FeedRoom
@@ -71,6 +72,13 @@ class Subscriber(Protocol):
 
     def push(self, frame: Frame) -> None: ...
 
+    def deliver(self, wire: bytes, frames: list[Frame], seq: int) -> None:
+        """Send ``frames``, the socket's event messages up to ``seq`` (its new ``sent_seq``),
+        in order after what was pushed before; ``wire``: them as one websocket frame, the
+        same bytes for every socket of the audience and codec that had the same ``sent_seq``
+        (``frames.frame(codec.batch(frames))``)."""
+        ...
+
     def close(self, code: int, reason: str) -> None: ...
 
 
@@ -84,6 +92,7 @@ class RoomFeed:
         self.subscribers: set[Subscriber] = set()
         self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame]] = {}
         self._over_frames: dict[str, Frame] = {}
+        self._view_frames: dict[tuple[Audience, str], tuple[GameState, Frame]] = {}
         # Both sides' strength terms as of a state, and encoded per codec (``_strength``).
         self._strength_of: tuple[GameState | None, dict[str, Any] | None, dict[str, Frame]] = (
             None,
@@ -103,6 +112,7 @@ class RoomFeed:
         self.log = HeldLog()
         self._legal_frames.clear()
         self._over_frames.clear()
+        self._view_frames.clear()
 
     def seqs(self) -> dict[Audience, int]:
         """Each audience's last message number."""
@@ -122,13 +132,27 @@ class RoomFeed:
 
     def fan_out(self, ended: bool, since: float) -> None:
         """Queue a folded batch (``since``: when it began) to every socket, then what it makes
-        due (``push_due``). ``ended``: the batch ended the game."""
+        due (``push_due``). ``ended``: the batch ended the game.
+
+        The seats' frames are queued (their ``ack`` and ``legal`` join them in one write);
+        the spectators', who get nothing else, are built once per codec and position in the
+        feed into one websocket frame whose bytes go to every such socket (``deliver``)."""
         room = self.room
+        watching: dict[tuple[Codec, int], list[Subscriber]] = {}
         for sub in list(self.subscribers):
-            if self._push_new(sub) and sub.audience is not None:
+            if sub.audience is None:
+                watching.setdefault((sub.codec, sub.sent_seq), []).append(sub)
+            elif self._push_new(sub):
                 self._legal_due.add(sub)
             if ended and not room.base:
                 self._over_due.add(sub)
+        feed = self.feeds[None]
+        for (codec, sent), subs in watching.items():
+            if sent < feed.seq:
+                frames = [feed.frame(codec, seq) for seq in range(sent + 1, feed.seq + 1)]
+                wire = frame(codec.batch(frames))
+                for sub in subs:
+                    sub.deliver(wire, frames, feed.seq)
         if ended and room.base:  # ``game_over`` carries the whole log: read it first
             self._finish_whole()
         room.metrics.fanout_seconds.observe(time.perf_counter() - since)
@@ -211,6 +235,17 @@ class RoomFeed:
                 message["after_removal"] = outcomes
             cached = (state.version, codec.encode_with(message, spliced))
             self._legal_frames[key] = cached
+        return cached[1]
+
+    def _view_frame(self, audience: Audience, codec: Codec) -> Frame:
+        """The audience's ``view`` as of its newest message, encoded once per state and codec
+        (a crowd of spectators arriving at once costs one encoding)."""
+        key, state = (audience, codec.name), self.room.state
+        cached = self._view_frames.get(key)
+        if cached is None or cached[0] is not state:
+            seq = self.feeds[audience].seq
+            cached = (state, codec.encode(protocol.view(seq, view(state, audience))))
+            self._view_frames[key] = cached
         return cached[1]
 
     def _strength(self, now: GameState, codec: Codec) -> Frame | None:
@@ -313,7 +348,7 @@ class RoomFeed:
             for seq in range(last_seq + 1, feed.seq + 1):
                 sub.push(feed.frame(codec, seq))
         else:
-            sub.push(codec.encode(protocol.view(feed.seq, view(room.state, sub.audience))))
+            sub.push(self._view_frame(sub.audience, codec))
         sub.sent_seq = feed.seq
         self._legal_due.discard(sub)
         if sub.audience is not None:

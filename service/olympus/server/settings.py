@@ -68,6 +68,16 @@ class Settings:
     resume_window: int = 2000
     # Messages queued for one socket; a client that falls further behind is disconnected.
     send_queue: int = 4096
+    # A socket's send buffer (connection.py, "Slow readers"): once its transport holds
+    # ``send_high_water`` bytes unsent, what follows waits in the socket's queue, and a queue
+    # past ``send_buffer_bytes`` while the transport is still full closes the socket (4413).
+    # A close the client does not read within ``close_grace_seconds`` drops the connection.
+    send_buffer_bytes: int = 512 * KIB
+    send_high_water: int = 64 * KIB
+    # SO_SNDBUF of each websocket, the kernel's share (it doubles it); None: its autotuning,
+    # up to net.ipv4.tcp_wmem's maximum (4 MiB by default), in kernel memory, not the RSS.
+    socket_send_buffer: int | None = None
+    close_grace_seconds: float = 10.0
     # A room with no local socket is dropped from this process's cache after this long.
     idle_seconds: float = 60.0
     # How often the deadline index is polled, and how late a deadline must be before a

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import socket
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
@@ -290,8 +291,13 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
         if not self.close_sent:  # the handshake goes on: the scope is the app's
             self.scope["extensions"][EXTENSION] = {
                 "write": self.write_frame,
+                "write_wire": self.write_wire,
                 "receive": self.receive,  # without Starlette's on top
                 "limit_pings": self.limit_pings,
+                "paused": self.paused,
+                "buffered": self.transport.get_write_buffer_size,
+                "high_water": self.high_water,
+                "abort": self.transport.abort,
             }
 
     async def receive(self) -> ASGIReceiveEvent:
@@ -320,14 +326,34 @@ class WriteFrameProtocol(WebSocketsSansIOProtocol):
     def write_frame(self, data: bytes | str) -> bool:
         """Put one whole data frame (binary for bytes, text for str) on the transport; False,
         having written nothing, unless the websocket is open and the transport takes writes."""
+        return self.write_wire(frame(data))
+
+    def write_wire(self, data: bytes) -> bool:
+        """Put ``data``, whole data frames already built (``frames.frame``: the same bytes may
+        go to many sockets), on the transport; False, having written nothing, unless the
+        websocket is open and the transport takes writes."""
         if (
             self._write_paused
             or self.conn.state is not State.OPEN
             or self.transport.is_closing()
         ):
             return False
-        self.transport.write(frame(data))
+        self.transport.write(data)
         return True
+
+    def paused(self) -> bool:
+        """The transport holds more than its high-water mark unsent (``pause_writing``)."""
+        return self._write_paused
+
+    def high_water(self, high: int, kernel: int | None) -> None:
+        """Pause writing once the transport holds more than ``high`` bytes unsent (and
+        resume below a quarter of it), instead of the event loop's default (64 KiB); with
+        ``kernel``, the socket's own send buffer (SO_SNDBUF) instead of the kernel's
+        autotuning."""
+        self.transport.set_write_buffer_limits(high=high)
+        if kernel is not None:
+            sock = self.transport.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, kernel)
 
 
 class UpgradeProtocol(HttpToolsProtocol):
@@ -401,14 +427,44 @@ def _offered(ws: WebSocket) -> dict[str, Any]:
     return offered
 
 
+def _no(_: bytes) -> bool:
+    return False
+
+
 class FrameSender:
     """Sends a socket's frames: written at once when its protocol can (``WriteFrameProtocol``),
-    else through ASGI (another server, a paused transport, a closing socket)."""
+    else through ASGI (another server, a paused transport, a closing socket). Where the
+    protocol offers them: frames already built written at once (``write_wire``), the bytes
+    its transport holds unsent (``buffered``), its high-water mark set (``high_water``), and
+    the connection dropped without a close handshake (``abort``)."""
 
     def __init__(self, ws: WebSocket) -> None:
         self.ws = ws
         offered = _offered(ws)
         self._write: Write | None = offered.get("write")
+        self.write_wire: Callable[[bytes], bool] = offered.get("write_wire", _no)
+        self._paused: Callable[[], bool] | None = offered.get("paused")
+        self._buffered: Callable[[], int] | None = offered.get("buffered")
+        self._high_water: Callable[[int, int | None], None] | None = offered.get("high_water")
+        self._abort: Callable[[], None] | None = offered.get("abort")
+
+    def paused(self) -> bool:
+        """The transport is over its high-water mark (False where the protocol cannot say)."""
+        return self._paused is not None and self._paused()
+
+    def buffered(self) -> int:
+        """Bytes the transport holds unsent (0 where the protocol cannot say)."""
+        return 0 if self._buffered is None else self._buffered()
+
+    def high_water(self, high: int, kernel: int | None) -> None:
+        """``WriteFrameProtocol.high_water``, where the protocol offers it."""
+        if self._high_water is not None:
+            self._high_water(high, kernel)
+
+    def abort(self) -> None:
+        """Drop the TCP connection at once, and what its transport holds unsent."""
+        if self._abort is not None:
+            self._abort()
 
     def write(self, frame: bytes | str) -> bool:
         """Write ``frame`` at once if the protocol can; False, having written nothing, if not."""
