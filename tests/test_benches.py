@@ -85,6 +85,14 @@ RUNS: list[tuple[str, list[str], set[str] | None]] = [
         },
     ),
     ("ws_floor_bench.py", ["--rooms", "2", "--seconds", "1", "--warmup", "0.5"], None),
+    (
+        "players_bench.py",
+        [
+            *("--seekers", "8", "--generators", "2", "--rooms", "4"),
+            *("--logins", "4", "--seconds", "2"),
+        ],
+        {"seek_to_paired_p99_s", "pairs_per_second", "login_p99_ms", "command_p99_ms_burst"},
+    ),
 ]
 
 
