@@ -13,7 +13,7 @@ PostgreSQL) and, in order:
    every room holds two different players and nobody was paired twice.
 3. **Sign-ins during play**: ``load_bench.py --url`` plays ``--rooms`` rooms on the same server
    (open loop, a command per room every 2 s) twice: alone, then with ``--logins`` sign-ins per
-   second (each from one of 64 loopback addresses, the per-address limit's share) during its
+   second (each from one of 256 loopback addresses: the limits per address shared out) during its
    measured window. Reported: sign-in latency p50/p99 and the game's command latency p50/p99
    with and without the burst.
 
@@ -45,7 +45,7 @@ from load_bench import Server, parse_args, percentile
 from olympus.store import EmbeddedPostgres
 
 PASSWORD = "a password for the bench"
-ADDRESSES = [f"127.0.{n // 250}.{n % 250 + 2}" for n in range(64)]
+ADDRESSES = [f"127.0.{n // 250}.{n % 250 + 2}" for n in range(256)]
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
