@@ -42,8 +42,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from olympus.arena import play_match
 from olympus.bot import make_player
-from olympus.bot.match import play_match
 from olympus.rules import Faction, Options
 
 PLAYERS = ("random", "greedy", "easy", "normal", "hard")

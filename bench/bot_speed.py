@@ -19,8 +19,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from olympus.arena import play_match
 from olympus.bot import SeatBot, make_player
-from olympus.bot.match import play_match
 from olympus.bot.player import Message
 from olympus.rules import Faction, Options
 

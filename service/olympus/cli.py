@@ -89,12 +89,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.command == "serve":
         # lazily: the server's dependencies are heavier
-        from olympus.bot.worker import bots_thread
+        from olympus.bots_worker import bots_thread
         from olympus.server import cli_serve
 
         return cli_serve(args, bots_thread) or 0
     if args.command == "bots":
-        from olympus.bot.worker import main as bots_main
+        from olympus.bots_worker import main as bots_main
 
         return bots_main(args)
     from olympus import scenario

@@ -3,6 +3,8 @@ process was (a pid alone can be reused by the kernel).
 
 Used by ``olympus serve``: the embedded redis-server (store/redis_server.py) and the workers of
 ``--workers N`` (server/workers.py) get SIGTERM when their parent dies, even by ``kill -9``.
+The processes that search (the computer's worker, the coach's pool) run at idle priority
+(``idle_priority``).
 """
 
 from __future__ import annotations
@@ -57,3 +59,14 @@ def children(pid: int) -> list[int]:
         with contextlib.suppress(OSError):
             found += [int(c) for c in (task / "children").read_text().split()]
     return found
+
+
+def idle_priority() -> None:
+    """The search is the one thing here that may wait: on a box it shares with the service, a
+    person's command goes first. Linux's SCHED_IDLE runs this process only on a core nothing
+    else wants, and a waking service process preempts it at once (a niceness only weighs the
+    shares); elsewhere the lowest niceness. bench/load_bench.py --bot-rooms measures it."""
+    if hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    else:
+        os.nice(19)

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
+from olympus.arena import deliver
 from olympus.bot.belief import Belief
-from olympus.bot.match import deliver
 from olympus.bots import play_random_game
 from olympus.rules import Faction, GameState, Options
 from olympus.rules.evolve import evolve

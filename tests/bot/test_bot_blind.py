@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 
+from olympus.arena import deliver, legal_message
 from olympus.bot import SeatBot
 from olympus.bot.levels import Level
-from olympus.bot.match import deliver, legal_message
 from olympus.bot.search import Budget
 from olympus.rules import (
     BOARD,

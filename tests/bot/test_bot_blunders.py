@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from olympus.arena import legal_message
 from olympus.bot import SeatBot
-from olympus.bot.match import legal_message
 from olympus.rules import Faction, GameState
 from olympus.rules.combat import energy_limit, strengths
 from olympus.rules.observation import view

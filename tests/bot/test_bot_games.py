@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from test_belief import VARIANTS
 
+from olympus.arena import play_match
 from olympus.bot import GreedyBot, SeatBot
 from olympus.bot.levels import Level
-from olympus.bot.match import play_match
 from olympus.bot.search import Budget
 from olympus.rules import Faction, Options
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from test_belief import VARIANTS
 
+from olympus.arena import play_match
 from olympus.bot import make_player
-from olympus.bot.match import play_match
 from olympus.rules import Faction, Options
 
 OLY, CHT = Faction.OLYMPIANS, Faction.CHTHONIANS

@@ -20,7 +20,7 @@ from process_harness import Player, ServerProcess, wait_until
 from service_harness import Oracle, setup_command
 from test_service_processes import Cluster, check_stream, cluster_on
 
-from olympus.bot.worker import WorkerConfig
+from olympus.bots_worker import WorkerConfig
 from olympus.rules import Faction
 from olympus.server import Settings
 from olympus.store import BOT_BUCKETS, EmbeddedRedis, bot_hash

@@ -26,7 +26,7 @@ from service_harness import (
     seat,
 )
 
-from olympus.bot.worker import SeatPlayer, WorkerConfig
+from olympus.bots_worker import SeatPlayer, WorkerConfig
 from olympus.rules import Faction, Phase, legal_actions
 from olympus.server import Settings
 from olympus.server.computer import BotSeat

@@ -25,7 +25,7 @@ from service_harness import (
     setup_command,
 )
 
-from olympus.bot.worker import WorkerConfig, serve_bots
+from olympus.bots_worker import WorkerConfig, serve_bots
 from olympus.rules import Faction, Phase, legal_actions, may_abort
 from olympus.rules import events as ev
 from olympus.rules.events import encode

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from olympus.bot.analysis import ANALYSIS_BUDGET, HINT_BUDGET, analyse, hint
 from olympus.bot.search import Budget
+from olympus.lifetime import idle_priority
 from olympus.rules import Faction
 from olympus.rules import events as ev
 
@@ -45,12 +46,6 @@ HINT_SECONDS = 30.0  # a hint that takes longer (a pool stuck behind analyses) i
 
 class CoachBusy(Exception):
     """Too many analyses or hints are waiting now."""
-
-
-def _in_worker() -> None:
-    from olympus.bot.worker import idle_priority
-
-    idle_priority()
 
 
 def _budget(default: Budget, iterations: int | None) -> Budget:
@@ -98,7 +93,7 @@ class Coach:
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
             context = multiprocessing.get_context("spawn")  # never fork an event loop
-            self._pool = ProcessPoolExecutor(self.processes, context, initializer=_in_worker)
+            self._pool = ProcessPoolExecutor(self.processes, context, initializer=idle_priority)
         return self._pool
 
     async def analysis(self, runtime: RoomRuntime) -> bytes | None:

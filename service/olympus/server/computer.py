@@ -4,7 +4,7 @@ A room against the computer is a normal room: the lobby creates it and seats the
 takes the other seat for the computer with an ordinary seat token. That token, the level and
 a seed go into a *bot seat* record in the store (store/ports.py, ``BotSeats``: one per room and
 seat, in buckets by the room); the bots worker (``olympus bots``,
-``olympus.bot.worker``) plays every recorded seat over the websocket like any client and
+``olympus.bots_worker``) plays every recorded seat over the websocket like any client and
 deletes the record once the game is over. "Watch the computer play itself" is the same with
 both seats recorded. The service never runs a search: the records are all it writes.
 """

@@ -5,36 +5,39 @@ Errors are ``{"code", "sentence"}`` with a fitting status, like the websocket's 
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import math
 import os
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ValidationError
-from starlette.requests import ClientDisconnect, Request
+from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from olympus.rules import IllegalCommand
 from olympus.rules.observation import view
-from olympus.store import Account, EventsTrimmed, RoomArchived, RoomNotFound, StoreUnavailable
+from olympus.store import Account, RoomNotFound
 
 from . import tokens
-from .coach import CoachBusy
 from .computer import (
     CreateComputerRoom,
     CreateWatchRoom,
     against_computer,
     computer_against_itself,
 )
-from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError, Seated
-from .logs import address
+from .http_base import (
+    ANALYSIS_RETRY,
+    body_of,
+    handles_errors,
+    http_error,
+    seated_body,
+    services_of,
+    signed_in,
+)
+from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError
 from .metrics import CONTENT_TYPE
 from .names import check_name
-from .registry import RoomNotReady
 from .room import RoomRuntime
 
 if TYPE_CHECKING:
@@ -42,66 +45,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("olympus.server.http_api")
 
-Handler = Callable[[Request], Awaitable[Response]]
-Body = TypeVar("Body", bound=BaseModel)
 MAX_LIST = 100
-ANALYSIS_RETRY = 5  # seconds: the Retry-After of an analysis being made
-
-
-def services_of(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
-def _error(
-    status: int, code: str, sentence: str, headers: dict[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse({"code": code, "sentence": sentence}, status_code=status, headers=headers)
-
-
-def handles_errors(handler: Handler) -> Handler:
-    @functools.wraps(handler)
-    async def wrapper(request: Request) -> Response:
-        try:
-            return await handler(request)
-        except LobbyError as error:
-            retry = getattr(error, "retry_after", None)  # accounts.Limited: 429
-            headers = {"retry-after": str(retry)} if retry is not None else None
-            return _error(error.status, error.code, error.sentence, headers)
-        except tokens.TokenError as error:
-            return _error(401, error.code, error.sentence)
-        except (RoomNotFound, RoomNotReady):
-            return _error(404, "room_not_found", "There is no such room.")
-        except EventsTrimmed:  # a room restored from a snapshot, its log trimmed by someone
-            return _error(503, "log_unavailable", "The room's whole log cannot be read now.")
-        except RoomArchived:
-            return _error(409, "archived", "This game is archived: it can be read, not changed.")
-        except StoreUnavailable:  # e.g. an archived game while the archive is down
-            sentence = "The game store cannot be reached now; try again shortly."
-            return _error(503, "unavailable", sentence, {"retry-after": "5"})
-        except CoachBusy:
-            sentence = "The coach is busy with other games; try again shortly."
-            return _error(503, "busy", sentence, {"retry-after": str(ANALYSIS_RETRY)})
-        except ClientDisconnect:  # gone before its body was read: nothing was done, and nobody
-            # is there to answer (nginx's "client closed request"). Not an error of ours: an
-            # error in the log pages an operator.
-            log.info("request abandoned", extra={"client": address(request.client)})
-            return Response(status_code=499)
-
-    return wrapper
-
-
-async def body_of(request: Request, model: type[Body]) -> Body:
-    raw = await request.body()
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-        return model.model_validate(data)
-    except ValueError as error:  # JSON errors and pydantic's ValidationError alike
-        if isinstance(error, ValidationError):
-            first = error.errors()[0]
-            where = ".".join(str(p) for p in first.get("loc", ())) or "body"
-            raise LobbyError(422, "bad_request", f"{where}: {first.get('msg')}") from None
-        raise LobbyError(400, "bad_json", "The body is not valid JSON.") from None
 
 
 def _bearer(request: Request) -> tokens.SeatClaim:
@@ -115,20 +59,9 @@ def _bearer(request: Request) -> tokens.SeatClaim:
     return claim
 
 
-def seated_body(seated: Seated) -> dict[str, Any]:
-    return {
-        "room": seated.room,
-        "epoch": str(seated.epoch),
-        "seat": seated.seat,
-        "token": seated.token,
-    }
-
-
 async def _player(request: Request) -> Account | None:
     """The signed-in player's account of a request that takes a seat (its CSRF token
-    checked), or None for a guest (players_api.py)."""
-    from .players_api import signed_in  # the players' routes build on this module's
-
+    checked), or None for a guest."""
     player = await signed_in(request, changes=True)
     return None if player is None else player.account
 
@@ -137,7 +70,7 @@ def _overloaded(services: Services) -> Response:
     services.metrics.shed.inc("create_room")
     retry = str(min(30, max(1, math.ceil(services.loop_lag.lag()))))
     sentence = "The server is too busy to open a room now; try again shortly."
-    return _error(503, "overloaded", sentence, {"retry-after": retry})
+    return http_error(503, "overloaded", sentence, {"retry-after": retry})
 
 
 @handles_errors
@@ -279,7 +212,7 @@ async def room_analysis(request: Request) -> Response:
         raise LobbyError(409, "not_finished", "The game is not over: it is analysed once over.")
     kept = await services_of(request).coach.analysis(runtime)
     if kept is None:
-        return _error(
+        return http_error(
             202,
             "analysis_pending",
             "The game is being analysed; ask again shortly.",

@@ -14,9 +14,8 @@ from starlette.routing import Route
 
 from olympus.ratings.levels import level_ratings
 
-from .http_api import body_of, handles_errors, seated_body, services_of
+from .http_base import body_of, handles_errors, required, seated_body, services_of
 from .pairing import SeekRequest
-from .players_api import required
 
 ONLINE_SECONDS = 300  # a player seen this recently is online
 ONLINE_NAMES = 50

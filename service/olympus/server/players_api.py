@@ -20,7 +20,7 @@ from olympus.store import RatingChange, RoomArchived, RoomNotFound
 
 from . import sessions, tokens
 from .accounts import SignedIn, public
-from .http_api import body_of, handles_errors, seated_body, services_of
+from .http_base import body_of, handles_errors, required, seated_body, services_of, signed_in
 from .lobby import SEATS, LobbyError, seat_accounts
 
 MAX_CLAIMS = 100
@@ -50,27 +50,6 @@ class Claim(BaseModel):
 
 def _address(request: Request) -> str:
     return request.client.host if request.client is not None else "-"
-
-
-async def signed_in(request: Request, *, changes: bool) -> SignedIn | None:
-    """The request's player (None without a session cookie); ``401 session_ended`` for an
-    ended session; ``403 csrf_failed`` when ``changes`` and the CSRF token is not sent."""
-    services = services_of(request)
-    player = await services.accounts.current(request.cookies.get(sessions.COOKIE))
-    if player is not None:
-        await services.accounts.seen(player.account)
-    if player is not None and changes:
-        sent = request.headers.get(sessions.CSRF_HEADER)
-        if not sessions.csrf_ok(services.secret, player.claim, sent):
-            raise LobbyError(403, "csrf_failed", "Send the session's CSRF token (X-CSRF-Token).")
-    return player
-
-
-async def required(request: Request, *, changes: bool) -> SignedIn:
-    player = await signed_in(request, changes=changes)
-    if player is None:
-        raise LobbyError(401, "sign_in_required", "Sign in first.")
-    return player
 
 
 def _session_answer(request: Request, player: SignedIn, status: int = 200) -> Response:

@@ -77,7 +77,7 @@ def _stop(signum: int, frame: FrameType | None) -> None:
     raise _Stopped(signum)
 
 
-# Plays the computer's seats beside a memory store, in this process (bot/worker.py,
+# Plays the computer's seats beside a memory store, in this process (bots_worker.py,
 # ``bots_thread``): given by the CLI, which sits above both the server and the bots.
 InProcessBots = Callable[[str, Settings], contextlib.AbstractContextManager[object]]
 

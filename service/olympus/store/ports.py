@@ -235,7 +235,7 @@ class DeadlineIndex(Protocol):
 
 
 # The bot seat records are spread over this many buckets by ``bot_hash(room) % BOT_BUCKETS``;
-# a worker of shard I/N reads only the buckets that may hold its rooms (bot/worker.py).
+# a worker of shard I/N reads only the buckets that may hold its rooms (bots_worker.py).
 # Changing it strands the records of the buckets that go.
 BOT_BUCKETS = 64
 

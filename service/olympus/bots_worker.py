@@ -36,27 +36,16 @@ from typing import Any
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake
 
+from olympus.bot.levels import LEVELS, Level
+from olympus.bot.player import SeatBot
+from olympus.lifetime import idle_priority
 from olympus.rules import Faction
 from olympus.server import logs
 from olympus.server.computer import BotSeat
 from olympus.server.settings import Settings
 from olympus.store import BOT_BUCKETS, StoreUnavailable, bot_hash, chosen_url, open_backend
 
-from .levels import LEVELS, Level
-from .player import SeatBot
-
 log = logging.getLogger("olympus.bots")
-
-
-def idle_priority() -> None:
-    """The search is the one thing here that may wait: on a box it shares with the service, a
-    person's command goes first. Linux's SCHED_IDLE runs this process only on a core nothing
-    else wants, and a waking service process preempts it at once (a niceness only weighs the
-    shares); elsewhere the lowest niceness. bench/load_bench.py --bot-rooms measures it."""
-    if hasattr(os, "SCHED_IDLE"):
-        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
-    else:
-        os.nice(19)
 
 
 RETRIED = ("unavailable", "busy", "rate_limited")

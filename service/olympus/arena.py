@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from olympus.bot.player import Player
 from olympus.rules import (
     Event,
     Faction,
@@ -31,8 +32,6 @@ from olympus.rules import commands as cmd
 from olympus.rules.evolve import evolve
 from olympus.rules.observation import observe_event, view
 from olympus.server.protocol import Message, legal
-
-from .player import Player
 
 DEFAULT_OPTIONS = Options()
 
