@@ -87,7 +87,12 @@ async def _seekers(url: str, names: list[str], start_at: float) -> list[dict[str
     paired: what each got and when."""
     clients = []
     for i, name in enumerate(names):
-        transport = httpx.AsyncHTTPTransport(local_address=ADDRESSES[i % len(ADDRESSES)])
+        # an idle connection is let go before the server's keep-alive ends (uvicorn's 5 s):
+        # else a request may leave on a connection the server is closing
+        limits = httpx.Limits(keepalive_expiry=1.0)
+        transport = httpx.AsyncHTTPTransport(
+            local_address=ADDRESSES[i % len(ADDRESSES)], limits=limits
+        )
         client = httpx.AsyncClient(base_url=url, transport=transport, timeout=60)
         answer = await client.post("/account/signin", json={"name": name, "password": PASSWORD})
         answer.raise_for_status()
@@ -121,7 +126,11 @@ async def _seekers(url: str, names: list[str], start_at: float) -> list[dict[str
 
 
 def _generator(url: str, names: list[str], start_at: float, out: Any) -> None:
-    out.put(asyncio.run(_seekers(url, names, start_at)))
+    try:
+        out.put(asyncio.run(_seekers(url, names, start_at)))
+    except BaseException as error:  # told, so that the bench stops instead of waiting
+        out.put(repr(error))
+        raise
 
 
 async def _spread_ratings(database_url: str, count: int, seed: int = 1) -> None:
@@ -150,7 +159,13 @@ def pairing(url: str, args: argparse.Namespace) -> dict[str, Any]:
     ]
     for proc in procs:
         proc.start()
-    results = [r for _ in procs for r in queue.get()]
+    got = [queue.get() for _ in procs]
+    failed = [g for g in got if isinstance(g, str)]
+    if failed:
+        for proc in procs:
+            proc.kill()
+        raise RuntimeError(f"a seeking process failed: {failed[0]}")
+    results = [r for g in got for r in g]
     for proc in procs:
         proc.join()
     rooms: dict[str, list[dict[str, Any]]] = {}

@@ -283,6 +283,8 @@ async def test_rated_games_are_for_two_signed_in_players(
     assert error(answer) == (422, "bad_request")
     room = (await kim.post("/rooms", json={"rated": True}, headers=headers)).json()["room"]
     assert error(await guest.post(f"/rooms/{room}/join", json={})) == (403, "sign_in_required")
+    own = await kim.post(f"/rooms/{room}/join", json={}, headers=headers)
+    assert error(own) == (409, "already_seated")  # not against oneself
     assert (await kim.get(f"/rooms/{room}/ratings")).json() == {"rated": True, "changes": {}}
 
 

@@ -89,7 +89,8 @@ function gameRow({ room, rec, summary, view, error }) {
   if (error) return { ...row, whose: error.status === 404 ? "this game is gone" : "cannot load it now" };
   const other = enemyOf(rec.seat);
   const name = summary.names && summary.names[other];
-  row.opponent = summary.seats[other] ? `${FACTION_NAME[other]}${name ? ` (${name})` : ""}` : `${FACTION_NAME[other]}: nobody yet`;
+  const linked = name ? playerLink(name, Boolean(summary.players && summary.players[other])) : null;
+  row.opponent = summary.seats[other] ? [FACTION_NAME[other], linked ? [" (", linked, ")"] : ""] : `${FACTION_NAME[other]}: nobody yet`;
   row.moved = summary.moved_ms || 0;
   if (view.phase === "over") {
     row.whose = view.result === "aborted" ? "over: aborted, no result" : view.result === "draw" ? "over: a draw" : view.result === rec.seat ? "over: you won" : "over: you lost";

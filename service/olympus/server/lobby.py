@@ -245,10 +245,15 @@ class Lobby:
     ) -> Seated:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
         (a checked display name), if any; a signed-in player's seat is bound to its
-        ``account``, under its name. ``403 sign_in_required`` for a guest in a rated room."""
+        ``account``, under its name. ``403 sign_in_required`` for a guest in a rated room,
+        ``409 already_seated`` for the player of its other seat."""
         meta = await self._meta_or_404(room)
-        if meta["options"].get("rated") and account is None:
-            raise LobbyError(403, "sign_in_required", "Sign in to play a rated game.")
+        if meta["options"].get("rated"):
+            if account is None:
+                raise LobbyError(403, "sign_in_required", "Sign in to play a rated game.")
+            if account.id in seat_accounts(await self.seats.fields(room)).values():
+                sentence = "You hold the other seat: a rated game is against someone else."
+                raise LobbyError(409, "already_seated", sentence)
         if account is not None:
             name = account.name
         joined = await self.seats.join(room, side, bool(meta["challenge"]), name or "")
