@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 from redis.asyncio import Redis
-from service_harness import ServerThread, WsClient
+from service_harness import TIMEOUT, ServerThread, WsClient
 
 from olympus.server import Settings
 from olympus.server.clocks import Clocks
@@ -86,6 +86,22 @@ def server(start_server: Callable[..., ServerThread]) -> ServerThread:
 async def http(server: ServerThread) -> AsyncIterator[httpx.AsyncClient]:
     async with httpx.AsyncClient(base_url=server.url, timeout=10) as client:
         yield client
+
+
+@pytest.fixture
+async def browsers() -> AsyncIterator[Callable[[ServerThread], httpx.AsyncClient]]:
+    """New browsers on a server: HTTP clients, each with its own cookie jar (a player's
+    session), closed after the test."""
+    opened: list[httpx.AsyncClient] = []
+
+    def new(server: ServerThread) -> httpx.AsyncClient:
+        client = httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT)
+        opened.append(client)
+        return client
+
+    yield new
+    for client in opened:
+        await client.aclose()
 
 
 @pytest.fixture

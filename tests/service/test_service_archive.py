@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -24,6 +23,7 @@ from typing import Any
 import asyncpg
 import httpx
 import pytest
+from killed_pass import killed_pass
 from process_harness import ServerProcess
 from redis.asyncio import Redis
 from service_harness import TIMEOUT, Game, ServerThread, WsClient, played_game
@@ -161,45 +161,8 @@ async def _moved(store: EventStore, archive: Any, room: str) -> bool:
     return await archive.head(room) is not None and not await store.room_exists(room)
 
 
-# The archiving process of the kill tests: one pass over the due rooms, killed (SIGKILL, by
-# itself) right after the step its argument names, if any.
-ARCHIVING = """
-import asyncio, json, os, signal, sys
-from olympus.server import Settings
-from olympus.server.archiver import Archiver
-from olympus.server.metrics import ServiceMetrics
-from olympus.store import open_backend
-
-args = json.loads(sys.argv[1])
-
-def kill_at(step, room):
-    if step == args["kill_at"]:
-        os.kill(os.getpid(), signal.SIGKILL)
-
-async def main():
-    settings = Settings(
-        redis_url=args["redis"], prefix=args["prefix"], archive_url=args["archive"],
-        archive_lease_seconds=0,  # a room claimed by a killed pass is due again at once
-    )
-    backend = open_backend(settings.store_config())
-    archiver = Archiver(backend, backend.archive, settings, ServiceMetrics(), on_step=kill_at)
-    print(await archiver.pass_once())
-    await backend.aclose()
-
-asyncio.run(main())
-"""
-
-
 def archiving_pass(settings: Settings, kill_at: str | None) -> subprocess.CompletedProcess[str]:
-    args = {
-        "redis": settings.redis_url,
-        "prefix": settings.prefix,
-        "archive": settings.archive_url,
-        "kill_at": kill_at,
-    }
-    return subprocess.run(
-        [sys.executable, "-c", ARCHIVING, json.dumps(args)], capture_output=True, text=True
-    )
+    return killed_pass("archive", settings, settings.archive_url, kill_at)
 
 
 async def logs(server: ServerThread, rooms: list[str]) -> dict[str, bytes]:

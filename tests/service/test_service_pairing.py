@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from dataclasses import replace
 
 import httpx
 import pytest
-from service_harness import TIMEOUT, Game, ServerThread, seat
+from service_harness import Game, ServerThread, seat
 from test_service_archive import until
 from test_service_players import error, sign_up
 
@@ -25,20 +25,6 @@ POOL = "live.00.rated"
 @pytest.fixture
 def servers(start_server: Callable[..., ServerThread]) -> tuple[ServerThread, ServerThread]:
     return (start_server(archive_url="memory://"), start_server(archive_url="memory://"))
-
-
-@pytest.fixture
-async def browser() -> AsyncIterator[Callable[[ServerThread], httpx.AsyncClient]]:
-    opened: list[httpx.AsyncClient] = []
-
-    def new(server: ServerThread) -> httpx.AsyncClient:
-        client = httpx.AsyncClient(base_url=server.url, timeout=TIMEOUT)
-        opened.append(client)
-        return client
-
-    yield new
-    for client in opened:
-        await client.aclose()
 
 
 async def play_now(client: httpx.AsyncClient, csrf: str, **options: object) -> dict[str, object]:
@@ -56,9 +42,9 @@ async def play_now(client: httpx.AsyncClient, csrf: str, **options: object) -> d
 
 async def test_two_players_on_two_processes_meet_in_one_rated_room(
     servers: tuple[ServerThread, ServerThread],
-    browser: Callable[[ServerThread], httpx.AsyncClient],
+    browsers: Callable[[ServerThread], httpx.AsyncClient],
 ) -> None:
-    ann, bo = browser(servers[0]), browser(servers[1])
+    ann, bo = browsers(servers[0]), browsers(servers[1])
     csrf = [await sign_up(ann, "Ann"), await sign_up(bo, "Bo")]
     first, second = await asyncio.gather(play_now(ann, csrf[0]), play_now(bo, csrf[1]))
     assert first["room"] == second["room"]
@@ -82,9 +68,9 @@ async def test_two_players_on_two_processes_meet_in_one_rated_room(
 
 async def test_many_seekers_across_processes_are_each_paired_once(
     servers: tuple[ServerThread, ServerThread],
-    browser: Callable[[ServerThread], httpx.AsyncClient],
+    browsers: Callable[[ServerThread], httpx.AsyncClient],
 ) -> None:
-    clients = [browser(servers[n % 2]) for n in range(10)]
+    clients = [browsers(servers[n % 2]) for n in range(10)]
     csrfs = [await sign_up(c, f"Player {n}") for n, c in enumerate(clients)]
     seated = await asyncio.gather(*(play_now(c, t) for c, t in zip(clients, csrfs, strict=True)))
     rooms: dict[object, list[object]] = {}
@@ -96,10 +82,10 @@ async def test_many_seekers_across_processes_are_each_paired_once(
 
 async def test_a_cancelled_seek_or_one_whose_waiter_left_is_never_paired(
     servers: tuple[ServerThread, ServerThread],
-    browser: Callable[[ServerThread], httpx.AsyncClient],
+    browsers: Callable[[ServerThread], httpx.AsyncClient],
     settings: Settings,
 ) -> None:
-    cy, dee, eve = browser(servers[0]), browser(servers[1]), browser(servers[0])
+    cy, dee, eve = browsers(servers[0]), browsers(servers[1]), browsers(servers[0])
     csrf = [await sign_up(cy, "Cy"), await sign_up(dee, "Dee"), await sign_up(eve, "Eve")]
     headers = [{"x-csrf-token": t} for t in csrf]
     # Cy seeks, then cancels: the seek is gone
@@ -127,9 +113,9 @@ async def _waiting(backend: object, n: int) -> bool:
 
 async def test_seeking_needs_a_signed_in_player_and_a_good_body(
     servers: tuple[ServerThread, ServerThread],
-    browser: Callable[[ServerThread], httpx.AsyncClient],
+    browsers: Callable[[ServerThread], httpx.AsyncClient],
 ) -> None:
-    guest, fay = browser(servers[0]), browser(servers[0])
+    guest, fay = browsers(servers[0]), browsers(servers[0])
     assert error(await guest.post("/seeks", json={})) == (401, "sign_in_required")
     headers = {"x-csrf-token": await sign_up(fay, "Fay")}
     assert error(await fay.post("/seeks", json={})) == (403, "csrf_failed")
@@ -146,12 +132,12 @@ async def test_seeking_needs_a_signed_in_player_and_a_good_body(
 
 async def test_a_pair_whose_pairer_died_before_making_its_room_still_meets(
     servers: tuple[ServerThread, ServerThread],
-    browser: Callable[[ServerThread], httpx.AsyncClient],
+    browsers: Callable[[ServerThread], httpx.AsyncClient],
     settings: Settings,
 ) -> None:
     """Paired in the store by a process that then died: no room, and no process told. Each
     waiter finds its match and, the room missing, makes it: once."""
-    gus, hal = browser(servers[0]), browser(servers[1])
+    gus, hal = browsers(servers[0]), browsers(servers[1])
     csrf = [await sign_up(gus, "Gus"), await sign_up(hal, "Hal")]
     backend = open_backend(replace(settings, archive_url="memory://").store_config())
     assert backend.accounts is not None

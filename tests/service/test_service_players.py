@@ -8,13 +8,14 @@ PostgreSQL's). The ratings across processes and kills: tests/service/test_servic
 
 from __future__ import annotations
 
+import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import httpx
 import pytest
-from service_harness import TIMEOUT, Game, Oracle, ServerThread, drive, seat
+from service_harness import Game, Oracle, ServerThread, drive, seat
 from test_service_archive import until
 
 from olympus.rules import Faction
@@ -31,18 +32,11 @@ def players_server(start_server: Callable[..., ServerThread]) -> ServerThread:
 
 
 @pytest.fixture
-async def browser(players_server: ServerThread) -> AsyncIterator[Callable[[], httpx.AsyncClient]]:
+def browser(
+    players_server: ServerThread, browsers: Callable[[ServerThread], httpx.AsyncClient]
+) -> Callable[[], httpx.AsyncClient]:
     """New browsers (each its own cookie jar) on the server."""
-    opened: list[httpx.AsyncClient] = []
-
-    def new() -> httpx.AsyncClient:
-        client = httpx.AsyncClient(base_url=players_server.url, timeout=TIMEOUT)
-        opened.append(client)
-        return client
-
-    yield new
-    for client in opened:
-        await client.aclose()
+    return lambda: browsers(players_server)
 
 
 async def sign_up(client: httpx.AsyncClient, name: str) -> str:
@@ -349,3 +343,27 @@ async def test_a_rated_game_changes_both_ratings_and_the_profiles_show_it(
     assert board[0]["rating"] >= board[1]["rating"]
     page = await lu.get("/players/Lu", follow_redirects=False)  # a link followed by a person
     assert page.status_code == 303 and page.headers["location"] == "/#/players/Lu"
+
+
+async def test_passwords_are_hashed_on_threads_of_lower_priority_than_the_loop(
+    players_server: ServerThread,
+) -> None:
+    """The hash runs on the pool's threads (never the event loop's), each niced below it."""
+    import os
+    import threading
+
+    from olympus.server.passwords import NICENESS
+
+    passwords = players_server.services.passwords
+    seen: list[tuple[int, int]] = []
+
+    def where() -> None:
+        native = threading.get_native_id()
+        seen.append((native, os.getpriority(os.PRIO_PROCESS, native)))
+
+    await asyncio.wrap_future(passwords._pool.submit(where))
+    hashed = await passwords.hash("a password long enough")
+    assert await passwords.verify(hashed, "a password long enough")
+    assert not await passwords.verify(hashed, "another password")
+    loop_thread = players_server.thread.native_id
+    assert seen and all(t != loop_thread and nice == NICENESS for t, nice in seen)

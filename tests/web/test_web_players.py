@@ -15,21 +15,18 @@ def unique(name: str) -> str:
     return f"{name} {uuid.uuid4().hex[:6]}"
 
 
+def enter(page, form: str, name: str) -> None:
+    """Sign up or in (``form``: "signup" or "signin") on the account page, back to the lobby."""
+    page.goto("/#/account")
+    page.fill(f"#{form}-form-name", name)
+    page.fill(f"#{form}-form-password", PASSWORD)
+    page.click(f"#{form}-form button[type=submit]")
+    page.wait_for_selector("#quick-play")
+
+
 def sign_up(page, name: str) -> None:
-    page.goto("/#/account")
-    page.fill("#signup-form-name", name)
-    page.fill("#signup-form-password", PASSWORD)
-    page.click("#signup-form button[type=submit]")
-    page.wait_for_selector("#quick-play")
+    enter(page, "signup", name)
     assert page.inner_text("#account-name") == name
-
-
-def sign_in(page, name: str) -> None:
-    page.goto("/#/account")
-    page.fill("#signin-form-name", name)
-    page.fill("#signin-form-password", PASSWORD)
-    page.click("#signin-form button[type=submit]")
-    page.wait_for_selector("#quick-play")
 
 
 def test_an_account_keeps_its_games_on_another_browser(new_page):
@@ -49,7 +46,7 @@ def test_an_account_keeps_its_games_on_another_browser(new_page):
     assert laptop.inner_text("#account-bar").startswith("Sign in")
 
     phone = new_page("phone", "/")
-    sign_in(phone, name)
+    enter(phone, "signin", name)
     for held in (room, guest_room):
         phone.wait_for_selector(f"#my-games tr[data-room='{held}']")
     phone.click(f"#my-games tr[data-room='{room}'] a.button")
