@@ -154,6 +154,24 @@ async def test_append_assigns_consecutive_versions(events: EventLog, room_id: st
     assert await events.read(room_id) == [StoredEvent(i, ev(i)) for i in range(1, 5)]
 
 
+async def test_each_event_keeps_the_time_it_was_applied_at(events: EventLog, room_id: str) -> None:
+    """An append's ``at_ms`` is kept with each of its events and read back with them (0 for
+    an append that gave none); a duplicate changes no time; a time that is not one is refused."""
+    await new_room(events, room_id)
+    await events.append(room_id, 0, [ev(1), ev(2)], command_id="a", chain="", at_ms=1_000)
+    await events.append(room_id, 2, [ev(3)], at_ms=2_500)
+    await events.append(room_id, 3, [ev(4)])
+    again = await events.append(room_id, 4, [ev(9)], command_id="a", at_ms=9_000)
+    assert again.duplicate
+    stored = await events.read(room_id)
+    assert [(e.version, e.at_ms) for e in stored] == [(1, 1_000), (2, 1_000), (3, 2_500), (4, 0)]
+    assert [e.at_ms for e in (await events.load(room_id)).events] == [1_000, 1_000, 2_500, 0]
+    for bad in (0, -5, 2**63, True):
+        with pytest.raises(ValueError):
+            await events.append(room_id, 4, [ev(5)], at_ms=bad)
+    assert await events.version(room_id) == 4
+
+
 async def test_wrong_expected_version_is_a_conflict_and_writes_nothing(
     events: EventLog, room_id: str
 ) -> None:

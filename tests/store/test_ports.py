@@ -29,6 +29,7 @@ from olympus.store import (
     RoomSeats,
     SharedKeys,
     StoreConfig,
+    WatcherCounts,
     bot_hash,
     open_backend,
 )
@@ -508,3 +509,27 @@ async def test_an_analysis_is_kept_once_and_dropped_with_its_room(backend: Backe
     assert await backend.analyses.get(room) == b"first"
     await backend.events.delete_room(room)
     assert await backend.analyses.get(room) is None
+
+
+# -- WatcherCounts --------------------------------------------------------------------------
+
+
+async def test_watcher_counts_are_summed_over_the_processes_alive(backend: Backend) -> None:
+    """Each process's write replaces its own counts; a read sums the processes whose counts
+    have not expired at the reader's time; counts of 0 are not kept; an empty write forgets the
+    process at once."""
+    watchers: WatcherCounts = backend.watchers
+    assert await watchers.totals(1_000) == {}
+    await watchers.put("proc-a", {"room-1": 2, "room-2": 1, "room-3": 0}, 1_000, ttl_ms=4_000)
+    await watchers.put("proc-b", {"room-1": 3}, 1_000, ttl_ms=7_000)
+    assert await watchers.totals(1_000) == {"room-1": 5, "room-2": 1}
+    await watchers.put("proc-a", {"room-2": 4}, 2_000, ttl_ms=4_000)  # replaces a's counts
+    assert await watchers.totals(2_000) == {"room-1": 3, "room-2": 4}
+    assert await watchers.totals(6_000) == {"room-1": 3, "room-2": 4}  # due at 6,000: still
+    assert await watchers.totals(6_001) == {"room-1": 3}  # a stopped writing: its counts go
+    await watchers.put("proc-b", {}, 6_001, ttl_ms=4_000)  # a process that stops says so
+    assert await watchers.totals(6_001) == {}
+    with pytest.raises(ValueError):
+        await watchers.put("proc {a}", {"room-1": 1}, 6_001, ttl_ms=4_000)
+    with pytest.raises(ValueError):
+        await watchers.put("proc-a", {"room {1}": 1}, 6_001, ttl_ms=4_000)

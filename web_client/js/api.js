@@ -43,7 +43,13 @@ export const api = {
   createRoom: (options) => call("POST", "/rooms", withName(options)),
   createComputerRoom: (options) => call("POST", "/rooms/computer", withName(options)),
   watchComputer: (levels) => call("POST", "/rooms/watch", levels),
-  join: (room, side) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, withName(side ? { side } : {})),
+  /** A seat; `delay` (the room's broadcast delay as shown, null for none) is the one agreed to. */
+  join: (room, side, delay = undefined) => {
+    const body = side ? { side } : {};
+    if (delay !== undefined) body.broadcast_delay_seconds = delay;
+    return call("POST", `/rooms/${encodeURIComponent(room)}/join`, withName(body));
+  },
+  featured: () => call("GET", "/rooms/featured"),
   hostSeat: (room, hostToken) => call("POST", `/rooms/${encodeURIComponent(room)}/join`, undefined, hostToken),
   rematch: (room, token) => call("POST", `/rooms/${encodeURIComponent(room)}/rematch`, undefined, token),
   listRooms: (status) => call("GET", `/rooms?status=${status}&limit=100`),

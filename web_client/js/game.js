@@ -26,6 +26,7 @@ import { icon } from "./icons.js";
 import { commandLabel } from "./coach.js";
 import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 import { playerLink } from "./account.js";
+import { watchingText } from "./featured.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
@@ -161,11 +162,16 @@ export class GameScreen {
   }
 
   async refreshSummary() {
-    // the setup (who joined) and the end (a rematch offered) are when the summary changes
-    if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) return;
     try {
       const summary = await api.room(this.room);
       if (window.olympus !== this) return; // the page was left meanwhile
+      const watching = document.getElementById("watching"); // how many watch: written in place
+      if (watching) watching.textContent = watchingText(summary.spectators);
+      // the setup (who joined) and the end (a rematch offered) are when the rest changes
+      if (this.model && !["setup", "over"].includes(this.model.phase) && this.summary) {
+        this.summary.spectators = summary.spectators;
+        return;
+      }
       // drawn again only when it changed: each drawing replaces the board under the pointer
       const changed = JSON.stringify(summary) !== JSON.stringify(this.summary);
       this.summary = summary;
@@ -860,7 +866,9 @@ export class GameScreen {
     const clocks = (this.summary && this.summary.options) || o; // a view has no clocks: the room's summary has
     if (clocks.move_seconds) bits.push(`${duration(clocks.move_seconds)} per move`);
     if (clocks.commit_seconds) bits.push(`${duration(clocks.commit_seconds)} per commitment`);
-    return bits.length ? h("p", { class: "variants" }, bits.join(" · ")) : null;
+    if (clocks.broadcast_delay_seconds) bits.push(`commentary ${duration(clocks.broadcast_delay_seconds)} delayed`);
+    const watching = h("span", { id: "watching", class: "spectators" }, watchingText(this.summary && this.summary.spectators));
+    return h("p", { class: "variants" }, bits.length ? [bits.join(" · "), " · "] : "", watching);
   }
 
   turnText() {

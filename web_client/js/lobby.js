@@ -11,6 +11,7 @@ import { ago, duration } from "./text.js";
 import { toast, setWhere } from "./ui.js";
 import { account, playerLink, syncSeats } from "./account.js";
 import { QuickPlay } from "./quick.js";
+import { Featured, watchingText } from "./featured.js";
 
 // Clocks (R12) a game can have: live ones, and Yucata-like games over days.
 const CLOCK_PRESETS = [
@@ -28,6 +29,7 @@ function variantsText(room) {
   if (room.challenge) bits.push(`Challenge (Chthonians ${o.challenge > 0 ? "+" : ""}${o.challenge ?? 0})`);
   if (o.move_seconds) bits.push(`${duration(o.move_seconds)}/move`);
   if (o.commit_seconds) bits.push(`${duration(o.commit_seconds)}/commitment`);
+  if (o.broadcast_delay_seconds) bits.push(`commentary ${duration(o.broadcast_delay_seconds)} delayed`);
   return bits.join(", ") || "Standard";
 }
 
@@ -110,6 +112,7 @@ export class Lobby {
     this.lists = { open: [], live: [], finished: [] };
     this.mine = null; // [{room, rec, summary, view, error}] once loaded
     this.quick = new QuickPlay();
+    this.featured = new Featured();
     this.counts = null;
   }
 
@@ -118,11 +121,13 @@ export class Lobby {
     this.render();
     this.refresh();
     this.timer = setInterval(() => this.refresh(), 5000);
+    this.featured.start();
   }
 
   stop() {
     clearInterval(this.timer);
     this.quick.stop();
+    this.featured.stop();
   }
 
   async refresh() {
@@ -198,7 +203,7 @@ export class Lobby {
           this.quick.render(),
           h("details", { id: "custom-game", class: "panel", open: customOpen(), ontoggle: (e) => { try { localStorage.setItem("olympus.customOpen", String(e.target.open)); } catch { /* private mode */ } } }, h("summary", {}, h("h2", {}, "Custom game")), form),
         ),
-        h("div", { class: "lobby-right" }, h("p", { id: "lobby-counts", class: "counts", "aria-live": "polite" }), h("section", { class: "panel", id: "my-games", "aria-live": "polite" }), h("div", { id: "lobby-lists" }, h("p", {}, "Loading games…"))),
+        h("div", { class: "lobby-right" }, h("p", { id: "lobby-counts", class: "counts", "aria-live": "polite" }), this.featured.render(), h("section", { class: "panel", id: "my-games", "aria-live": "polite" }), h("div", { id: "lobby-lists" }, h("p", {}, "Loading games…"))),
       ),
     );
     this.renderMine();
@@ -218,6 +223,7 @@ export class Lobby {
         h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-random-setup" }), " Random Setup — the service picks and places both sides"),
         h("div", { class: "check" }, h("label", {}, challenge, " Challenge — Honor adjustment for the Chthonians:"), " ", adjust, h("span", { class: "hint" }, " (the other player then picks the side)")),
         account.player ? h("label", { class: "check" }, h("input", { type: "checkbox", id: "opt-rated" }), " Rated — both players signed in; the ratings change at the end (not with a Challenge or the computer)") : null,
+        h("label", { class: "check" }, "Commentary for spectators: ", h("select", { id: "opt-broadcast-delay" }, [[0, "none (hidden stays hidden)"], [60, "everything revealed, 1 min late"], [300, "everything revealed, 5 min late"]].map(([v, label]) => h("option", { value: String(v) }, label)))),
       ),
       h(
         "fieldset",
@@ -327,6 +333,8 @@ export class Lobby {
         h("a", { class: "button secondary", href: `#/watch/${r.room}` }, "Watch"),
       ]),
       table("live-games", "Live games", this.lists.live, (r) => [
+        h("span", { class: "spectators", dataset: { count: String(r.spectators || 0) } }, watchingText(r.spectators)),
+        " ",
         seatFor(r.room) ? [h("a", { class: "button", href: `#/play/${r.room}` }, "Continue"), " "] : "",
         h("a", { class: "button secondary", href: `#/watch/${r.room}` }, "Watch"),
       ]),
@@ -341,6 +349,8 @@ export class Lobby {
       random_setup: q("#opt-random-setup").checked,
     };
     if (q("#opt-rated") && q("#opt-rated").checked) body.rated = true;
+    const delay = q("#opt-broadcast-delay") ? Number(q("#opt-broadcast-delay").value) : 0;
+    if (delay) body.broadcast_delay_seconds = delay;
     if (q("#opt-challenge").checked) body.challenge = Number(q("#opt-challenge-value").value);
     else body.side = form.querySelector("input[name=side]:checked").value;
     for (const [id, key] of [["#opt-move-seconds", "move_seconds"], ["#opt-commit-seconds", "commit_seconds"], ["#opt-forfeit-seconds", "forfeit_seconds"]]) {
@@ -394,6 +404,7 @@ export class JoinPage {
       return;
     }
     const free = freeSeats(room);
+    this.delay = room.options.broadcast_delay_seconds ?? null; // the one shown: agreed to by joining
     const buttons = [];
     if (room.challenge) {
       for (const s of ["olympians", "chthonians"]) buttons.push(h("button", { type: "button", class: "primary", id: `btn-join-${s}`, onclick: () => this.join(s) }, `Play the ${FACTION_NAME[s]}`));
@@ -409,6 +420,7 @@ export class JoinPage {
         h("p", {}, `Variants: ${variantsText(room)}.`),
         room.challenge ? h("p", {}, `This is a Challenge: the creator gave the Chthonians ${room.options.challenge > 0 ? "+" : ""}${room.options.challenge} Honor; you pick your side.`) : null,
         h("p", {}, "Players: ", playersText(room), "."),
+        h("p", { id: "join-broadcast" }, room.options.broadcast_delay_seconds ? `Commentary: everyone may watch this game with every hidden unit and sealed choice revealed, ${duration(room.options.broadcast_delay_seconds)} after it happens.` : "No commentary: hidden units and sealed choices stay hidden from everyone until the end."),
         buttons.length ? nameField() : null,
         buttons.length ? h("div", { class: "button-row" }, buttons) : h("p", {}, "Both seats are taken."),
         h("p", {}, h("a", { href: `#/watch/${this.room}` }, "Watch instead"), " · ", h("a", { href: "#/" }, "Lobby")),
@@ -421,7 +433,7 @@ export class JoinPage {
   async join(side) {
     keepName();
     try {
-      const seated = await api.join(this.room, side);
+      const seated = await api.join(this.room, side, this.delay);
       saveSeat(seated.room, { seat: seated.seat, token: seated.token, epoch: seated.epoch });
       location.hash = `#/play/${seated.room}`;
     } catch (error) {

@@ -34,6 +34,7 @@ from olympus.rules import Faction
 from olympus.store import RoomNotFound
 
 from . import protocol, tokens
+from .commentary import Commentary, NoCommentary, delay_of
 from .logs import address
 from .protocol import Codec, Frame, ProtocolError
 from .ratelimit import TokenBucket
@@ -75,6 +76,7 @@ class Connection:
         limit_pings(ws, self.settings.rate_per_second, self.settings.rate_burst)
         self.refusals = 0  # error frames sent: the first is logged, all are counted
         self.room: RoomRuntime | None = None
+        self.commentary: Commentary | None = None  # the room's commentary, if it follows that
         # Subscriber fields (room.py)
         self.audience: Faction | None = None
         self.sent_seq = 0
@@ -87,6 +89,11 @@ class Connection:
         if self.room is None:
             return "pending"
         return "spectator" if self.audience is None else "seat"
+
+    @property
+    def watching(self) -> str | None:
+        """The room this socket watches (a spectator's, the commentary's too), or None."""
+        return self.room.room_id if self.room is not None and self.audience is None else None
 
     def _fields(self) -> dict[str, Any]:
         return {
@@ -154,7 +161,9 @@ class Connection:
         try:
             await self._read()
         finally:
-            if self.room is not None:
+            if self.commentary is not None:
+                self.commentary.detach(self)
+            elif self.room is not None:
                 self.room.feed.detach(self)
             if self.disconnected:
                 writer.cancel()
@@ -302,6 +311,9 @@ class Connection:
             runtime = await services.registry.fresh(room_id)
         except (RoomNotFound, RoomNotReady):
             raise ProtocolError("room_not_found", "There is no such room.", close=close) from None
+        if hello.commentary:
+            await self._commentary(runtime, hello)
+            return
         if claim is not None:
             if await services.lobby.generation(claim.room, claim.seat) != claim.generation:
                 sentence = "This seat token was revoked."
@@ -317,6 +329,25 @@ class Connection:
         self.room = runtime
         log.info("hello", extra={**self._fields(), "version": runtime.version, "resumed": resumed})
         await services.start_random_setup(runtime)  # in case the joiner's process died first
+
+    async def _commentary(self, runtime: RoomRuntime, hello: protocol.Hello) -> None:
+        """Follow the room's commentary stream (commentary.py): refused with
+        ``no_commentary`` (the socket stays open) for a room created without a broadcast
+        delay."""
+        try:
+            delay = delay_of(await self.services.lobby.meta(runtime.room_id))
+        except NoCommentary:
+            raise ProtocolError("no_commentary", NoCommentary.sentence) from None
+        commentary = await runtime.commentary_stream(delay)
+        if runtime.gone:
+            raise ProtocolError(
+                "resync", "The room was reloaded: connect again.", close=protocol.CLOSE_RESYNC
+            )
+        self.audience = None
+        resumed = commentary.attach(self, hello.last_seq, hello.epoch)
+        self.commentary, self.room = commentary, runtime
+        runtime.touch()
+        log.info("hello", extra={**self._fields(), "kind": "commentary", "resumed": resumed})
 
     async def _command(self, message: dict[str, Any]) -> None:
         if self.room is None:

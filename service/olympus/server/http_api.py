@@ -20,6 +20,7 @@ from olympus.rules.observation import view
 from olympus.store import Account, RoomNotFound
 
 from . import tokens
+from .commentary import NoCommentary, delay_of
 from .computer import (
     CreateComputerRoom,
     CreateWatchRoom,
@@ -122,7 +123,8 @@ async def join_room(request: Request) -> Response:
     else:
         spec = await body_of(request, JoinRoom)
         player = await _player(request)
-        seated = await services.lobby.join(room, spec.side, check_name(spec.name), player)
+        name, delay = check_name(spec.name), spec.expected_delay()
+        seated = await services.lobby.join(room, spec.side, name, player, delay)
         if seated.draws_setup:  # else the room is loaded by its first hello
             await services.start_random_setup(await services.registry.get(room))
     return JSONResponse(seated_body(seated))
@@ -158,12 +160,22 @@ async def list_rooms(request: Request) -> Response:
         raise LobbyError(422, "bad_request", "offset and limit are integers.") from None
     services = services_of(request)
     rooms = await services.backend.rooms.rooms_by_status(status, offset=offset, limit=limit)
-    return JSONResponse({"rooms": await services.lobby.summaries(rooms, status)})
+    watching = await services.watchers.totals()
+    return JSONResponse({"rooms": await services.lobby.summaries(rooms, status, watching)})
 
 
 @handles_errors
 async def get_room(request: Request) -> Response:
-    return JSONResponse(await services_of(request).lobby.summary(request.path_params["room"]))
+    services = services_of(request)
+    watching = await services.watchers.totals()
+    return JSONResponse(await services.lobby.summary(request.path_params["room"], watching))
+
+
+@handles_errors
+async def featured_room(request: Request) -> Response:
+    """The lobby's featured live game (watchers.py): ``{"room": summary or null}``."""
+    services = services_of(request)
+    return JSONResponse({"room": await services.watchers.featured(services.lobby)})
 
 
 async def _room(request: Request) -> RoomRuntime:
@@ -187,6 +199,38 @@ async def room_log(request: Request) -> Response:
         feed = runtime.feed.feeds[None]
         body["messages"] = [{"seq": i + 1, "event": m} for i, m in enumerate(feed.messages)]
     return JSONResponse(body)
+
+
+@handles_errors
+async def room_commentary(request: Request) -> Response:
+    """The room's commentary stream (commentary.py) after message ``after``: the messages
+    released now, in order; ``403 no_commentary`` for a room without a broadcast delay."""
+    try:
+        after = int(request.query_params.get("after", 0))
+    except ValueError:
+        raise LobbyError(422, "bad_request", "after is a message number (an integer).") from None
+    if after < 0:
+        raise LobbyError(422, "bad_request", "after is a message number, 0 or more.")
+    runtime = await _room(request)
+    services = services_of(request)
+    try:
+        delay = delay_of(await services.lobby.meta(runtime.room_id))
+    except NoCommentary:
+        raise LobbyError(403, "no_commentary", NoCommentary.sentence) from None
+    commentary = await runtime.commentary_stream(delay)
+    released = commentary.due(commentary.clock())
+    return JSONResponse(
+        {
+            "room": runtime.room_id,
+            "epoch": str(runtime.epoch),
+            "delay_seconds": delay,
+            "seq": released,
+            "messages": commentary.messages(min(after, released), released),
+            "next_ms": commentary.next_due_ms(released),
+            "over": commentary.complete(released),
+            "result": runtime.state.result if commentary.complete(released) else None,
+        }
+    )
 
 
 @handles_errors
@@ -282,12 +326,14 @@ ROUTES = [
     Route("/rooms/computer", create_computer_room, methods=["POST"]),
     Route("/rooms/watch", create_watch_room, methods=["POST"]),
     Route("/rooms", list_rooms, methods=["GET"]),
+    Route("/rooms/featured", featured_room, methods=["GET"]),  # (not a room id: 8 characters)
     Route("/rooms/{room}", get_room, methods=["GET"]),
     Route("/rooms/{room}/join", join_room, methods=["POST"]),
     Route("/rooms/{room}/revoke", revoke_seat, methods=["POST"]),
     Route("/rooms/{room}/rematch", rematch, methods=["POST"]),
     Route("/rooms/{room}/log", room_log, methods=["GET"]),
     Route("/rooms/{room}/view", room_view, methods=["GET"]),
+    Route("/rooms/{room}/commentary", room_commentary, methods=["GET"]),
     Route("/rooms/{room}/analysis", room_analysis, methods=["GET"]),
     Route("/rooms/{room}/hint", room_hint, methods=["POST"]),
     Route("/healthz", healthz, methods=["GET"]),

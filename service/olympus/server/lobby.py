@@ -27,6 +27,7 @@ from olympus.rules import Faction, Options, create, encode
 from olympus.store import Account, Backend, RoomNotFound
 
 from . import tokens
+from .commentary import MAX_DELAY_SECONDS
 from .tokens import SeatClaim
 
 SEATS = tuple(f.value for f in Faction)
@@ -49,6 +50,8 @@ class CreateRoom(BaseModel):
     forfeit_seconds: int | None = ClockSeconds
     name: str | None = None  # checked by names.check_name
     rated: bool = False  # both players signed in; the ratings change at its end (rater.py)
+    # A delayed commentary stream for everyone, identities revealed (commentary.py)
+    broadcast_delay_seconds: int | None = Field(default=None, ge=1, le=MAX_DELAY_SECONDS)
 
     @model_validator(mode="after")
     def _challenge_side(self) -> CreateRoom:
@@ -73,6 +76,13 @@ class JoinRoom(BaseModel):
     model_config = ConfigDict(extra="forbid")
     side: Literal["olympians", "chthonians"] | None = None
     name: str | None = None  # checked by names.check_name
+    # The room's broadcast delay as the joiner was shown it (null: none); given, a room whose
+    # delay differs is not joined (``broadcast_delay_differs``).
+    broadcast_delay_seconds: int | None = None
+
+    def expected_delay(self) -> tuple[bool, int | None]:
+        """Whether the joiner named the delay it agrees to, and which (None: none)."""
+        return "broadcast_delay_seconds" in self.model_fields_set, self.broadcast_delay_seconds
 
 
 class LobbyError(Exception):
@@ -179,15 +189,17 @@ class Lobby:
         first event GameCreated with a secret token seed (R7), its lobby status."""
         first_events = create(request.options(), token_seed=self.seed_source())
         room = room or secrets.token_urlsafe(9)
+        created_ms = time.time_ns() // 1_000_000
         record = {
             "v": 1,
             "challenge": request.challenge is not None,
             "options": request.model_dump(exclude={"side", "name"}),
-            "created_ms": time.time_ns() // 1_000_000,
+            "created_ms": created_ms,
         } | meta
         epoch = await self.store.create_room(room, msgpack.packb(record))
         await self.seats.write(room, seats)
-        await self.store.append(room, 0, [encode(e) for e in first_events], "sys:create", "")
+        events = [encode(e) for e in first_events]
+        await self.store.append(room, 0, events, "sys:create", "", at_ms=created_ms)
         await self.index.set_room_status(room, status, seen=True)  # created just now
         return room, epoch
 
@@ -242,11 +254,14 @@ class Lobby:
         side: str | None,
         name: str | None = None,
         account: Account | None = None,
+        delay: tuple[bool, int | None] = (False, None),
     ) -> Seated:
         """Take a seat (``side`` None: any free one; a Challenge needs a side) under ``name``
         (a checked display name), if any; a signed-in player's seat is bound to its
         ``account``, under its name. ``403 sign_in_required`` for a guest in a rated room,
-        ``409 already_seated`` for the player of its other seat."""
+        ``409 already_seated`` for the player of its other seat. ``delay``: whether the joiner
+        named the broadcast delay it agrees to, and which; ``409 broadcast_delay_differs``
+        (nothing joined) when the room's is another."""
         meta = await self._meta_or_404(room)
         if meta["options"].get("rated"):
             if account is None:
@@ -254,6 +269,10 @@ class Lobby:
             if account.id in seat_accounts(await self.seats.fields(room)).values():
                 sentence = "You hold the other seat: a rated game is against someone else."
                 raise LobbyError(409, "already_seated", sentence)
+        named, agreed = delay
+        if named and meta["options"].get("broadcast_delay_seconds") != agreed:
+            sentence = "This room's broadcast delay is not the one you agreed to: look again."
+            raise LobbyError(409, "broadcast_delay_differs", sentence)
         if account is not None:
             name = account.name
         joined = await self.seats.join(room, side, bool(meta["challenge"]), name or "")
@@ -337,8 +356,13 @@ class Lobby:
                 return await self.meta(room)
         raise LobbyError(404, "room_not_found", "There is no such room.")
 
-    async def summaries(self, rooms: list[str], status: str | None) -> list[dict[str, Any]]:
-        """What the lobby shows of each room; rooms deleted meanwhile are left out."""
+    async def summaries(
+        self, rooms: list[str], status: str | None, watching: Mapping[str, int] | None = None
+    ) -> list[dict[str, Any]]:
+        """What the lobby shows of each room, with how many watch it (``watching``: room ->
+        sockets, summed over the processes: watchers.py); rooms deleted meanwhile are left
+        out."""
+        watching = watching or {}
         found = []
         for room, record in zip(rooms, await self.seats.records(rooms), strict=True):
             if record is None:
@@ -359,14 +383,34 @@ class Lobby:
                     "moved_ms": int(seats.get("moved_ms", meta["created_ms"])),
                     "computer": meta.get("computer", {}),
                     "hints": [s for s in SEATS if seats.get(f"hints:{s}")],
+                    "spectators": watching.get(room, 0),
                 }
             )
         return found
 
-    async def summary(self, room: str) -> dict[str, Any]:
+    async def players_rating(self, rooms: list[str]) -> dict[str, float]:
+        """The mean rating of the two players of each rated room of ``rooms`` whose seats are
+        both held by accounts (none without accounts)."""
+        if self.accounts is None:
+            return {}
+        found = {}
+        for room, record in zip(rooms, await self.seats.records(rooms), strict=True):
+            if record is None or not msgpack.unpackb(record.meta)["options"].get("rated"):
+                continue
+            held = seat_accounts(record.seats)
+            ratings = []
+            for account_id in held.values():
+                account = await self.accounts.get(account_id)
+                if account is not None:
+                    ratings.append(account.standing.rating)
+            if len(ratings) == len(SEATS):
+                found[room] = sum(ratings) / len(ratings)
+        return found
+
+    async def summary(self, room: str, watching: Mapping[str, int] | None = None) -> dict[str, Any]:
         found = []
         if tokens.is_room_id(room):
-            found = await self.summaries([room], await self.index.room_status(room))
+            found = await self.summaries([room], await self.index.room_status(room), watching)
         if not found:
             raise LobbyError(404, "room_not_found", "There is no such room.")
         return found[0]

@@ -338,6 +338,7 @@ class Hello:
     spectate: str | None
     last_seq: int | None
     epoch: int | None
+    commentary: bool = False  # a spectator asks for the room's delayed commentary stream
 
 
 def message_type(message: Any) -> str:
@@ -364,8 +365,11 @@ def parse_hello(message: Message) -> Hello:
         raise ProtocolError("bad_hello", "Say hello with either a 'token' or 'spectate'.")
     if spectate is not None and not isinstance(spectate, str):
         raise ProtocolError("bad_hello", "'spectate' is a room id.")
+    commentary = message.get("commentary", False)
+    if not isinstance(commentary, bool) or (commentary and spectate is None):
+        raise ProtocolError("bad_hello", "'commentary' is true or false, with 'spectate' only.")
     last_seq, epoch = _optional_int(message, "last_seq"), _optional_int(message, "epoch")
-    return Hello(token, spectate, last_seq, epoch)
+    return Hello(token, spectate, last_seq, epoch, commentary)
 
 
 def command_id(message: Message) -> str:

@@ -126,7 +126,7 @@ class RoomRegistry:
         idle = [
             r
             for r in self.rooms.values()
-            if not r.feed.subscribers and r.last_used < limit and not r.lock.locked()
+            if not r.feed.watched and r.last_used < limit and not r.lock.locked()
         ]
         for runtime in idle:
             await self.evict(runtime)

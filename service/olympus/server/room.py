@@ -40,9 +40,11 @@ from olympus.store import (
     chain_next,
 )
 
+from .commentary import Commentary
 from .metrics import ServiceMetrics
+from .protocol import Codec, Frame
 from .room_feed import RoomFeed
-from .room_log import NewEvent
+from .room_log import HeldLog, NewEvent
 from .room_reads import LogReader
 from .settings import Settings
 from .snapshots import RoomSnapshot
@@ -128,10 +130,33 @@ class RoomRuntime:
         # before wait for them (room_feed.py), and so do hints (room_reads.py).
         self.submitting = 0
         self.reader = LogReader(self)
+        self.commentary: Commentary | None = None  # made on first use (``commentary_stream``)
 
     @property
     def version(self) -> int:
         return self.state.version
+
+    @property
+    def log(self) -> HeldLog:
+        """The events held, as stored (from ``base + 1``), with their times."""
+        return self.feed.log
+
+    def over_frame(self, codec: Codec) -> Frame:
+        """``game_over`` with the whole log (of a whole room whose game is over)."""
+        return self.feed.over_frame(codec)
+
+    async def commentary_stream(self, delay_seconds: int) -> Commentary:
+        """The room's commentary stream (commentary.py) with ``delay_seconds`` (the room's
+        option: the caller read it), made on first use, once the whole log is held (a room
+        restored from a snapshot reads the events before it first)."""
+        if self.commentary is None:
+            await self.reader.complete()
+            if self.commentary is None:
+                commentary = Commentary(self, delay_seconds * 1000)
+                self.batch_listeners.append(commentary.on_batch)
+                self.feed.followers.append(commentary)
+                self.commentary = commentary
+        return self.commentary
 
     @property
     def over(self) -> bool:
@@ -144,7 +169,7 @@ class RoomRuntime:
 
     def load(self, stored: list[StoredEvent]) -> None:
         """Fold the room's whole log (the registry's first read)."""
-        self._fold([NewEvent(s.version, decode(s.data), s.data) for s in stored])
+        self._fold([NewEvent(s.version, decode(s.data), s.data, at_ms=s.at_ms) for s in stored])
 
     def restore(self, snapshot: RoomSnapshot, tail: list[StoredEvent]) -> None:
         """Start from ``snapshot`` and fold the events after it (the registry's first read)."""
@@ -234,8 +259,9 @@ class RoomRuntime:
                     # saw. Refused; their sockets were told to resync.
                     sentence = "The game was rebuilt from the store: look again, then decide."
                     raise CommandRejected("resync", sentence)
+                at_ms = now_ms()  # when the events are applied (kept with them), and
                 stamped = (  # R12: the clock now, where the rules read it
-                    command.model_copy(update={"at_ms": now_ms()})
+                    command.model_copy(update={"at_ms": at_ms})
                     if reads_time(self.state, command)
                     else command
                 )
@@ -256,7 +282,7 @@ class RoomRuntime:
                     if await self.reader.refresh(time.perf_counter()):
                         continue  # our state was stale: judge again on the fresh one
                     raise CommandRejected(illegal.code, illegal.sentence) from None
-                result = await self._append(events, states, command_id, digest)
+                result = await self._append(events, states, command_id, digest, at_ms)
                 if result is not None:
                     break
         finally:
@@ -269,16 +295,22 @@ class RoomRuntime:
         return result
 
     async def _append(
-        self, events: list[Event], states: list[GameState], command_id: str, digest: str | None
+        self,
+        events: list[Event],
+        states: list[GameState],
+        command_id: str,
+        digest: str | None,
+        at_ms: int,
     ) -> Submitted | None:
-        """Append the decided ``events`` (``states``: the state after each) at our version."""
+        """Append the decided ``events`` (``states``: the state after each) at our version,
+        applied at ``at_ms`` (the service's clock: kept with each event in the log)."""
         expected = self.version
         fields = [to_dict(e) for e in events]
         encoded = [encode_dict(f) for f in fields]
         start = time.perf_counter()
         try:
             appended = await self.store.append(
-                self.room_id, expected, encoded, command_id, self.chain, digest
+                self.room_id, expected, encoded, command_id, self.chain, digest, at_ms
             )
         except IdReused:
             raise _id_reused() from None
@@ -300,7 +332,7 @@ class RoomRuntime:
             return Submitted(appended.version, duplicate=True)
         first = appended.first_version
         numbered = [  # our chain was given: the append hashed each event's
-            NewEvent(first + i, *new)
+            NewEvent(first + i, *new, at_ms)
             for i, new in enumerate(
                 zip(events, encoded, states, appended.chains, fields, strict=True)
             )

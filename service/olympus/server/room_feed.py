@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections.abc import Set
 from typing import Any, Protocol
 
 from olympus.rules import (
@@ -82,6 +83,15 @@ class Subscriber(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
+class Follower(Protocol):
+    """Another stream of the room, with sockets of its own (``Commentary``)."""
+
+    @property
+    def subscribers(self) -> Set[object]: ...
+
+    def close_all(self, code: int, reason: str) -> None: ...
+
+
 class RoomFeed:
     """Each audience's numbered messages of ``room``, its frames, and its local sockets."""
 
@@ -90,6 +100,9 @@ class RoomFeed:
         self.feeds: dict[Audience, Feed] = {a: Feed() for a in AUDIENCES}
         self.log = HeldLog()  # the events after ``room.base``, as stored
         self.subscribers: set[Subscriber] = set()
+        # Other streams of the room with sockets of their own (commentary.py): closed with
+        # the room's (``close_all``), and keeping it held while they have any (``watched``).
+        self.followers: list[Follower] = []
         self._legal_frames: dict[tuple[Faction, str], tuple[int, Frame]] = {}
         self._over_frames: dict[str, Frame] = {}
         self._view_frames: dict[tuple[Audience, str], tuple[GameState, Frame]] = {}
@@ -128,7 +141,7 @@ class RoomFeed:
             message = observe_event(new.event, audience, before, after, data)
             if message is not None:
                 feed.append(new.version, packed_view(new, data, message, shown))
-        self.log.append(new.data, encoded_here=new.after is not None)  # (an own append's)
+        self.log.append(new.data, new.after is not None, new.at_ms)  # (here: an own append's)
 
     def fan_out(self, ended: bool, since: float) -> None:
         """Queue a folded batch (``since``: when it began) to every socket, then what it makes
@@ -276,6 +289,10 @@ class RoomFeed:
             raise RuntimeError(f"room {self.room.room_id}: events 1..{self.room.base} not held")
         return self.log
 
+    def over_frame(self, codec: Codec) -> Frame:
+        """``game_over`` (of a whole room whose game is over), encoded for ``codec``."""
+        return self._over_frame(codec)
+
     def _over_frame(self, codec: Codec) -> Frame:
         """``game_over`` with ``full_log``, encoded once per codec; in msgpack its entries are
         the stored bytes (``HeldLog.packed``), not unpacked to be packed again."""
@@ -375,8 +392,16 @@ class RoomFeed:
                 self.detach(sub)
                 sub.close(protocol.CLOSE_REVOKED, "token_revoked")
 
+    @property
+    def watched(self) -> bool:
+        """Some local socket follows the room, here or in a follower."""
+        return bool(self.subscribers) or any(f.subscribers for f in self.followers)
+
     def close_all(self, code: int, reason: str) -> None:
-        """Unsubscribe every socket and close it with ``code`` and ``reason``."""
+        """Unsubscribe every socket, the followers' too, and close it with ``code`` and
+        ``reason``."""
         for sub in list(self.subscribers):
             self.detach(sub)
             sub.close(code, reason)
+        for follower in self.followers:
+            follower.close_all(code, reason)

@@ -4,6 +4,7 @@ computed already; each audience's view of it, packed once for the audiences that
 
 from __future__ import annotations
 
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,7 +18,8 @@ from . import protocol
 class NewEvent:
     """An event to fold: its version, the event and its encoding; for our own append's, also
     the state after it (``execute_steps``), its chain (the append's) and its ``to_dict``
-    (``fields``, which ``data`` packs), which folding would otherwise compute again."""
+    (``fields``, which ``data`` packs), which folding would otherwise compute again; and when
+    it was applied (``at_ms``, as stored: 0 when its writer gave no time)."""
 
     version: int
     event: Event
@@ -25,6 +27,7 @@ class NewEvent:
     after: GameState | None = None
     chain: str | None = None
     fields: dict[str, Any] | None = None
+    at_ms: int = 0
 
     def __init__(
         self,
@@ -34,6 +37,7 @@ class NewEvent:
         after: GameState | None = None,
         chain: str | None = None,
         fields: dict[str, Any] | None = None,
+        at_ms: int = 0,
     ) -> None:
         """Spelled out, as ``GameState.__init__`` is and for its reason: one is made per
         event."""
@@ -43,6 +47,7 @@ class NewEvent:
         object.__setattr__(self, "after", after)
         object.__setattr__(self, "chain", chain)
         object.__setattr__(self, "fields", fields)
+        object.__setattr__(self, "at_ms", at_ms)
 
 
 def packed_view(
@@ -83,15 +88,29 @@ class HeldLog:
     every event built each with its dataclass's interpreted ``__init__``: 2.7 % of a busy
     server's CPU (docs/performance.md)."""
 
-    __slots__ = ("_data", "_here")
+    __slots__ = ("_data", "_here", "_times")
 
     def __init__(self) -> None:
         self._data: list[bytes] = []
         self._here = bytearray()  # 1: the entry was encoded here
+        self._times = array("q")  # when each was applied (ms; 0: not known)
 
-    def append(self, data: bytes, encoded_here: bool) -> None:
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def append(self, data: bytes, encoded_here: bool, at_ms: int = 0) -> None:
         self._data.append(data)
         self._here.append(encoded_here)
+        self._times.append(at_ms)
+
+    def time(self, index: int) -> int:
+        """When entry ``index`` (from 0) was applied, in ms (0: not known)."""
+        return self._times[index]
+
+    def entry(self, index: int) -> protocol.Message:
+        """Entry ``index`` (from 0) unredacted: its event's ``to_dict``."""
+        data = self._data[index]
+        return stored_dict(data) if self._here[index] else to_dict(decode(data))
 
     def unredacted(self) -> list[protocol.Message]:
         """Every event's ``to_dict``, in order."""

@@ -134,7 +134,8 @@ class LogReader:
         if first.chain and first.chain != chain_next(room.chain, first.data):
             await self.reload()
             return True
-        room.apply([NewEvent(s.version, decode(s.data), s.data) for s in stored], since)
+        numbered = [NewEvent(s.version, decode(s.data), s.data, at_ms=s.at_ms) for s in stored]
+        room.apply(numbered, since)
         return True
 
     async def refresh(self, since: float) -> bool:

@@ -34,6 +34,7 @@ from .registry import RoomRegistry
 from .room import CommandRejected, RoomRuntime
 from .settings import Settings
 from .snapshots import Snapshotter
+from .watchers import Watchers
 
 
 class Socket(Protocol):
@@ -41,6 +42,9 @@ class Socket(Protocol):
 
     @property
     def kind(self) -> str: ...  # "seat", "spectator", or "pending" before its hello
+
+    @property
+    def watching(self) -> str | None: ...  # the room a spectator's socket watches
 
 
 log = logging.getLogger("olympus.server")
@@ -80,6 +84,8 @@ class Services:
             self.backend, settings.coach_processes, settings.coach_queue, settings.coach_iterations
         )
         self.connections: set[Socket] = set()  # the open websockets (connection.py)
+        self.watchers = Watchers(self.backend, self.connections, settings.watcher_seconds)
+        self._watchers_writer: asyncio.Task[None] | None = None
         self.secret = b""
         self.lobby: Lobby
         self.accounts: AccountService
@@ -143,6 +149,7 @@ class Services:
         loop = asyncio.get_running_loop()
         self._janitor = loop.create_task(self._janitor_loop())
         self._moved_writer = loop.create_task(self._moved_loop())
+        self._watchers_writer = loop.create_task(self.watchers.run())
         if self.archiver is not None:
             await self._migrate()
             self._archiving = loop.create_task(self.archiver.run())
@@ -157,6 +164,7 @@ class Services:
         await cancel(
             self._janitor,
             self._moved_writer,
+            self._watchers_writer,
             self._gauges_writer,
             self._archiving,
             self._rating,
@@ -166,6 +174,7 @@ class Services:
         await self.coach.stop()
         with contextlib.suppress(Exception):  # the last second's times, if the store is there
             await self.lobby.flush_moved()
+        await self.watchers.stop()
         await self.loop_lag.stop()
         await self.clocks.stop()
         await self.fanout.stop()

@@ -80,6 +80,9 @@ class Settings:
     close_grace_seconds: float = 10.0
     # A room with no local socket is dropped from this process's cache after this long.
     idle_seconds: float = 60.0
+    # How often a process writes its spectator counts to the store (watchers.py); a count is
+    # then at most about this old, and a dead process's counts go after three times this.
+    watcher_seconds: float = 2.0
     # How often the deadline index is polled, and how late a deadline must be before a
     # process that does not hold the room loads it (holders fire on their own timers).
     deadline_poll_seconds: float = 1.0

@@ -38,6 +38,7 @@ from olympus.store.ports import (
     SeekPool,
     SharedKeys,
     StoreConfig,
+    WatcherCounts,
     bot_hash,
 )
 from olympus.store.postgres_server import EmbeddedPostgres
@@ -127,6 +128,7 @@ __all__ = [
     "StoredEvent",
     "TrimBeyondSnapshot",
     "VersionConflict",
+    "WatcherCounts",
     "bot_hash",
     "chain_head",
     "chain_next",

@@ -87,7 +87,7 @@ class RoomKeys:
     """Redis keys of one room; all carry the ``{room_id}`` hash tag (one cluster slot)."""
 
     meta: str  # hash: epoch, meta
-    events: str  # stream: entry <k>-0 holds event k in field "e"
+    events: str  # stream: entry <k>-0 holds event k in field "e" (its chain "h", time "t")
     commands: str  # hash: command id -> "<first>:<last>:<digest>" (``LUA_APPEND``)
     snapshot: str  # hash: v, d
 
@@ -109,7 +109,8 @@ def _to_events(entries: list[Any]) -> list[StoredEvent]:
     for entry_id, fields in entries:
         values = dict(zip(fields[::2], fields[1::2], strict=True))
         chain = values.get(b"h", b"").decode()
-        events.append(StoredEvent(_entry_version(entry_id), values[b"e"], chain))
+        at_ms = int(values.get(b"t", 0))
+        events.append(StoredEvent(_entry_version(entry_id), values[b"e"], chain, at_ms))
     return events
 
 
@@ -282,10 +283,12 @@ class EventStore:
         command_id: str | None = None,
         chain: str | None = None,
         digest: str | None = None,
+        at_ms: int | None = None,
     ) -> AppendResult:
         """Append ``events`` atomically iff the room is at ``expected_version``, and (given
         ``chain``, the caller's ``chain_next`` chain at ``expected_version``: "" at 0) iff the
-        room's history is the caller's; each new entry then records its own chain.
+        room's history is the caller's; each new entry then records its own chain, and (given
+        ``at_ms``) the time the caller applied them at (``StoredEvent.at_ms``).
 
         Order of checks in the script: room exists, then command id already applied
         (-> ``duplicate=True``, even if the room has moved on since; ``IdReused`` if it was
@@ -304,7 +307,7 @@ class EventStore:
         after the original append in the master's replication stream, and the WAIT behind it
         on the same connection confirms both (batching.py).
         """
-        check_append(expected_version, events, command_id, chain, digest)
+        check_append(expected_version, events, command_id, chain, digest, at_ms)
         k = self.keys(room_id)
         pairs: list[bytes | str] = []
         chains: list[str] = []
@@ -322,6 +325,7 @@ class EventStore:
                 self.hint_channel(room_id),
                 chain or "",
                 digest or "",
+                "" if at_ms is None else at_ms,
                 *pairs,
             ],
         )

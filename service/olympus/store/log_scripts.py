@@ -31,7 +31,8 @@ end
 
 # KEYS: meta, events, cmds.  ARGV: expected_version, command_id ('' = none), hint channel,
 # the caller's chain at expected_version ('' = unchecked), the command's digest ('' = none),
-# then per event: data, its chain ('' = none).  Returns {code, a, b}: 0 ok {version, first};
+# the events' time in ms ('' = none; kept in each entry's field "t"), then per event: data,
+# its chain ('' = none).  Returns {code, a, b}: 0 ok {version, first};
 # 1 duplicate {version, first}; 2 conflict {actual}; 3 room not found; 4 diverged {actual}: the
 # version is the expected one, the chain of the last event is not; 5 the command id was applied
 # to another command (its digest differs) {version, first}. The commands hash records
@@ -67,13 +68,18 @@ if ARGV[4] ~= '' and cur > 0 then
   end
 end
 local v = cur
-for i = 6, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   v = v + 1
-  if ARGV[i + 1] == '' then
-    redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i])
-  else
-    redis.call('XADD', KEYS[2], string.format('%d-0', v), 'e', ARGV[i], 'h', ARGV[i + 1])
+  local entry = {'e', ARGV[i]}
+  if ARGV[i + 1] ~= '' then
+    entry[#entry + 1] = 'h'
+    entry[#entry + 1] = ARGV[i + 1]
   end
+  if ARGV[6] ~= '' then
+    entry[#entry + 1] = 't'
+    entry[#entry + 1] = ARGV[6]
+  end
+  redis.call('XADD', KEYS[2], string.format('%d-0', v), unpack(entry))
 end
 if cmd ~= '' then
   redis.call('HSET', KEYS[3], cmd, string.format('%d:%d:%s', cur + 1, v, ARGV[5]))

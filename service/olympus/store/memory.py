@@ -40,6 +40,7 @@ from .ports import (
     SeekPool,
     SharedKeys,
     StoreConfig,
+    WatcherCounts,
     bot_hash,
 )
 from .records import (
@@ -62,6 +63,7 @@ from .records import (
     check_room_id,
     check_status,
 )
+from .watchers import MemoryWatcherCounts
 
 _SEATS = ("olympians", "chthonians")
 
@@ -164,8 +166,9 @@ class MemoryEventLog(_Port, EventLog):
         command_id: str | None = None,
         chain: str | None = None,
         digest: str | None = None,
+        at_ms: int | None = None,
     ) -> AppendResult:
-        check_append(expected_version, events, command_id, chain, digest)
+        check_append(expected_version, events, command_id, chain, digest, at_ms)
         with self._locked(room_id):
             room = self._storage.room(room_id)
             seen = room.commands.get(command_id) if command_id is not None else None
@@ -187,7 +190,7 @@ class MemoryEventLog(_Port, EventLog):
                     running = chain_next(running, data)
                     chains.append(running)
                 room.version += 1
-                room.events.append(StoredEvent(room.version, data, running or ""))
+                room.events.append(StoredEvent(room.version, data, running or "", at_ms or 0))
             if command_id is not None:
                 room.commands[command_id] = Applied(current + 1, room.version, digest or "")
             self._storage.hub.publish(room_id, room.version)
@@ -467,6 +470,7 @@ class MemoryBackend:
         self.accounts: Accounts | None = None  # tiered.py gives a backend its accounts
         self.players: Players = MemoryPlayers()
         self.seeks: SeekPool = MemorySeeks()
+        self.watchers: WatcherCounts = MemoryWatcherCounts()
         self.bots: BotSeats = MemoryBotSeats(self._storage)
         self.keys: SharedKeys = MemorySharedKeys(self._storage)
         self.analyses: Analyses = MemoryAnalyses(self._storage)

@@ -24,6 +24,8 @@ every failure to reach the storage is ``StoreUnavailable``.
 - ``Players``: what is short-lived of players in the live store: their sessions' generations
   and ends, and counters of attempts (sign-in limits).
 - ``SeekPool``: quick pairing's seeks, paired by rating in one atomic step (seeks.py).
+- ``WatcherCounts``: how many sockets watch each room, written by each process for itself
+  and summed on read.
 """
 
 from __future__ import annotations
@@ -71,10 +73,13 @@ class EventLog(Protocol):
         command_id: str | None = None,
         chain: str | None = None,
         digest: str | None = None,
+        at_ms: int | None = None,
     ) -> AppendResult:
         """Append ``events`` at once iff the room is at ``expected_version`` and (given
         ``chain``, the caller's chain at that version: "" at 0) its last event records that
-        chain; then publish the new version as the room's hint.
+        chain; then publish the new version as the room's hint. Each event keeps ``at_ms``,
+        the time the caller applied them at (ms since the epoch), read back as
+        ``StoredEvent.at_ms`` (0 when not given; an archived room's events read 0).
 
         Checks in this order: the room exists (``RoomNotFound``); ``command_id`` was applied
         already (a result with ``duplicate=True`` and the first append's versions, even if the
@@ -439,6 +444,25 @@ class SeekPool(Protocol):
         ...
 
 
+class WatcherCounts(Protocol):
+    """How many sockets watch each room, kept per server process: each process writes its own
+    counts every few seconds, each write living until its ``expires_ms`` unless written again,
+    and a read sums the counts of every process whose last write has not expired. So the sum
+    is eventually consistent (a few seconds behind), and a process that died stops counting
+    once its last write expires. Times are the caller's clock (ms since the epoch)."""
+
+    async def put(self, process: str, counts: Mapping[str, int], now_ms: int, ttl_ms: int) -> None:
+        """Replace ``process``'s counts (room id -> sockets; counts of 0 or less are left
+        out) with ``counts``, written at ``now_ms`` and counted until ``now_ms + ttl_ms``.
+        ``ValueError`` for a process or room name that is not ``[A-Za-z0-9_.:-]{1,128}``."""
+        ...
+
+    async def totals(self, now_ms: int) -> dict[str, int]:
+        """Each room's count summed over the processes whose counts have not expired at
+        ``now_ms`` (expired ones are forgotten); rooms nobody watches are left out."""
+        ...
+
+
 HintHandler = Callable[[str, int | None], None]
 ControlHandler = Callable[[dict[str, Any]], None]
 
@@ -550,6 +574,9 @@ class Backend(Protocol):
 
     @property
     def seeks(self) -> SeekPool: ...
+
+    @property
+    def watchers(self) -> WatcherCounts: ...
 
     @property
     def rating_queue(self) -> DeadlineIndex:

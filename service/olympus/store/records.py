@@ -37,9 +37,12 @@ def check_append(
     command_id: str | None,
     chain: str | None,
     digest: str | None,
+    at_ms: int | None = None,
 ) -> None:
     """``ValueError`` or ``TypeError`` for arguments no backend's ``append`` takes
     (ports.py, ``EventLog.append``)."""
+    if at_ms is not None and (isinstance(at_ms, bool) or not 0 < at_ms < 2**63):
+        raise ValueError("at_ms is a positive time in ms since the epoch (or None)")
     if not events:
         raise ValueError("append needs at least one event")
     if expected_version < 0:
@@ -221,6 +224,7 @@ class StoredEvent(NamedTuple):
     version: int
     data: bytes
     chain: str = ""  # ``chain_next`` up to this event, as its writer gave it ("": not given)
+    at_ms: int = 0  # when its writer applied it (ms since the epoch; 0: not given)
 
 
 class Snapshot(NamedTuple):

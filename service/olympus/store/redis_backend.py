@@ -20,6 +20,7 @@ from .redis_indexes import RedisAnalyses, RedisBotSeats, RedisDeadlines, RedisSh
 from .redis_players import RedisPlayers
 from .redis_seats import RedisSeats
 from .redis_seeks import RedisSeeks
+from .watchers import RedisWatcherCounts
 
 
 class RedisBackend:
@@ -43,6 +44,7 @@ class RedisBackend:
         self.accounts: Accounts | None = None  # and its accounts
         self.players = RedisPlayers(self.redis, config.prefix)
         self.seeks = RedisSeeks(self.redis, config.prefix)
+        self.watchers = RedisWatcherCounts(self.redis, config.prefix)
         self.bots = RedisBotSeats(self.redis, config.prefix)
         self.keys = RedisSharedKeys(self.redis, config.prefix)
         self.analyses = RedisAnalyses(self.redis, self.events.analysis_key)

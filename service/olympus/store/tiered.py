@@ -35,6 +35,7 @@ from .ports import (
     RoomSeats,
     SeekPool,
     SharedKeys,
+    WatcherCounts,
 )
 from .records import (
     RoomArchived,
@@ -319,6 +320,10 @@ class TieredBackend:
     @property
     def seeks(self) -> SeekPool:
         return self.live.seeks
+
+    @property
+    def watchers(self) -> WatcherCounts:
+        return self.live.watchers
 
     def hints(
         self, on_hint: HintHandler, on_control: ControlHandler, on_lost: Callable[[], None]
