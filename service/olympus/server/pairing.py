@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from olympus.store import Account, Backend, Match, RoomExists, Seek
+from olympus.store import Account, Backend, Match, RoomExists, Seek, StoreUnavailable
 
 from .lobby import CreateRoom, Lobby, LobbyError, Seated
 
@@ -36,6 +36,7 @@ PASS_SECONDS = 0.5
 WAIT_SECONDS = 5.0
 ALIVE_GRACE = 3.0  # a seek outlives its last wait by this much
 MADE_WAIT = 2.0  # a waiter whose room is not there makes it after this long
+GIVE_UP = 15.0  # and is told to try again if it is still not there
 # The clocks of "Play now" (R12): seconds per move, per commitment, absence before forfeit.
 CLOCKS: dict[str, tuple[int | None, int | None, int | None]] = {
     "live": (120, 60, 600),
@@ -185,12 +186,21 @@ class Pairing:
         await self.begin(match.room)
 
     async def _seated(self, account: Account, match: Match) -> Seated:
+        """The account's seat of its match's room, once the room is made: by its pairer, or,
+        after ``MADE_WAIT``, by this call (another waiter may be making it at the same time:
+        it is made once, and both wait for its seats). ``StoreUnavailable`` if it is still
+        not there after ``GIVE_UP``."""
         if match.accounts.get(match.seat) != account.id:
             raise LobbyError(403, "not_your_seek", "This seek is another player's.")
-        deadline = time.monotonic() + MADE_WAIT
+        began = time.monotonic()
+        made = False
         while not await self.lobby.seats_full(match.room):
-            if time.monotonic() > deadline:  # its pairer died before making it
+            waited = time.monotonic() - began
+            if not made and waited > MADE_WAIT:  # its pairer died before making it
                 await self._make(match)
-                break
+                made = True
+                continue
+            if waited > GIVE_UP:
+                raise StoreUnavailable(f"the paired room {match.room} is not made")
             await asyncio.sleep(0.05)
         return await self.lobby.reissue(match.room, match.seat)
