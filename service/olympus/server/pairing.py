@@ -34,6 +34,7 @@ log = logging.getLogger("olympus.server.pairing")
 
 PASS_SECONDS = 0.5
 WAIT_SECONDS = 5.0
+LOOK_SECONDS = 2.0  # a waiter asks the store for its match this often besides being told
 ALIVE_GRACE = 3.0  # a seek outlives its last wait by this much
 MADE_WAIT = 2.0  # a waiter whose room is not there makes it after this long
 GIVE_UP = 15.0  # and is told to try again if it is still not there
@@ -113,28 +114,40 @@ class Pairing:
         """Wait up to ``WAIT_SECONDS`` for the seek's match: the account's seat in its room,
         or None (still waiting; the seek kept alive). ``gone()`` tells whether the waiting
         client went away (the seek is then cancelled). ``404 seek_gone`` for a seek that is
-        no longer waiting (cancelled, or dead)."""
+        no longer waiting (cancelled, or dead).
+
+        The store is asked at the start (the seek kept alive for the whole wait), when the
+        control channel says the seek was paired, every ``LOOK_SECONDS`` besides (a message
+        lost with a pub/sub connection) and at the end: a thousand waiters cost the store a
+        few hundred calls a second, not thousands (docs/performance.md, "Players")."""
         deadline = time.monotonic() + WAIT_SECONDS
         event = self._waiting.setdefault(seek_id, asyncio.Event())
         try:
-            while True:
-                match = await self.seeks.match(seek_id)
-                if match is not None:
-                    return await self._seated(account, match)
-                left = deadline - time.monotonic()
-                alive = _now_ms() + int((max(0.0, left) + ALIVE_GRACE) * 1000)
+            match = await self.seeks.match(seek_id)
+            if match is None:
+                alive = _now_ms() + int((WAIT_SECONDS + ALIVE_GRACE) * 1000)
                 if not await self.seeks.keep_alive(seek_id, alive):
                     match = await self.seeks.match(seek_id)  # paired in between?
-                    if match is not None:
-                        return await self._seated(account, match)
-                    raise LobbyError(404, "seek_gone", "This seek is no longer waiting.")
+                    if match is None:
+                        raise LobbyError(404, "seek_gone", "This seek is no longer waiting.")
+            look = time.monotonic() + LOOK_SECONDS
+            while match is None:
+                left = deadline - time.monotonic()
                 if left <= 0:
-                    return None
+                    match = await self.seeks.match(seek_id)
+                    if match is None:
+                        return None
+                    break
                 if await gone():
                     await self.seeks.cancel(seek_id)
                     return None
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(event.wait(), min(left, 0.5))
+                if event.is_set() or time.monotonic() >= look:
+                    event.clear()
+                    look = time.monotonic() + LOOK_SECONDS
+                    match = await self.seeks.match(seek_id)
+            return await self._seated(account, match)
         finally:
             self._waiting.pop(seek_id, None)
 
