@@ -60,6 +60,7 @@ def test_play_now_pairs_two_players_whose_rated_game_changes_their_ratings(new_p
     for page, name in zip((first, second), names, strict=True):
         sign_up(page, name)
         page.select_option("#quick-clock", "none")
+        page.check("#quick-open-combat")
         assert page.is_checked("#quick-rated")
     first.click("#btn-play-now")
     first.wait_for_selector("#seek-status")
@@ -71,6 +72,7 @@ def test_play_now_pairs_two_players_whose_rated_game_changes_their_ratings(new_p
     seats = {first.evaluate("window.olympus.seat"), second.evaluate("window.olympus.seat")}
     assert seats == {"olympians", "chthonians"}
     assert first.locator(f".player-name a:has-text('{names[1]}')").count() == 1  # linked
+    assert "Open Combat" in first.inner_text(".variants")  # the pool's variant
 
     first.click("#btn-resign")
     first.click("dialog#confirm[open] [data-action=ok]")

@@ -42,6 +42,8 @@ export class QuickPlay {
     const signedIn = Boolean(account.player);
     const clock = h("select", { id: "quick-clock", "aria-label": "Clock" }, CLOCKS.map(([v, label]) => h("option", { value: v }, label)));
     const rated = h("input", { type: "checkbox", id: "quick-rated", checked: true, disabled: !signedIn });
+    const openCombat = h("input", { type: "checkbox", id: "quick-open-combat" });
+    const randomSetup = h("input", { type: "checkbox", id: "quick-random-setup" });
     const level = h("select", { id: "quick-level", "aria-label": "The computer's level" }, ["easy", "normal", "hard"].map((l) => h("option", { value: l, selected: l === "normal" }, l)));
     replace(
       this.el,
@@ -56,10 +58,12 @@ export class QuickPlay {
           h("p", { class: "hint" }, "An opponent of about your rating, paired in seconds."),
           clock,
           h("label", { class: "check" }, rated, " Rated"),
+          h("label", { class: "check" }, openCombat, " Open Combat"),
+          h("label", { class: "check" }, randomSetup, " Random Setup"),
           this.seek
             ? [h("p", { class: "waiting", role: "status", id: "seek-status" }, "Looking for an opponent…"), h("button", { type: "button", id: "btn-cancel-seek", onclick: () => this.cancel() }, "Cancel")]
             : signedIn
-              ? h("button", { type: "button", class: "primary", id: "btn-play-now", onclick: () => this.playNow(clock.value, rated.checked) }, "Play now")
+              ? h("button", { type: "button", class: "primary", id: "btn-play-now", onclick: () => this.playNow({ clock: clock.value, rated: rated.checked, open_combat: openCombat.checked, random_setup: randomSetup.checked }) }, "Play now")
               : h("p", {}, h("a", { href: "#/account", class: "button primary", id: "btn-sign-in-to-play" }, "Sign in to play now")),
         ),
         h(
@@ -81,9 +85,10 @@ export class QuickPlay {
     );
   }
 
-  async playNow(clock, rated) {
+  /** Seek in the pool of `choice` (a clock, rated or not, the variants), then wait. */
+  async playNow(choice) {
     try {
-      const made = await call("POST", "/seeks", { clock, rated });
+      const made = await call("POST", "/seeks", choice);
       this.seek = made.seek;
       this.draw();
       while (this.seek === made.seek) {
