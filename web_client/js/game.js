@@ -995,7 +995,8 @@ export class GameScreen {
       else text = `Waiting for the ${FACTION_NAME[m.turn]} to move…`;
       const other = this.seat === "olympians" ? "chthonians" : "olympians";
       if (this.computerLevel(other) && sideState(m, other).acting && !sideState(m, this.seat).acting) text = "The computer is thinking…";
-      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text), this.legal.length ? this.hintBox() : null);
+      // a commitment's or a choice's hint is in the combat panel while it is open (combat.js)
+      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text), this.legal.length && !this.combatPanelOpen() ? this.hintBox() : null);
       return;
     }
     const parts = [h("h2", { id: "your-turn" }, "Your turn")];
@@ -1086,8 +1087,16 @@ export class GameScreen {
     if (ok && allowed && this.model && this.model.phase !== "over") this.send({ type: kind });
   }
 
+  /** Whether the combat panel is shown open (a combat or a choice under way, not minimised):
+   * the hint box of a commitment or a choice is then in it, not in the actions panel. */
+  combatPanelOpen() {
+    const m = this.model;
+    return Boolean(m && m.phase !== "setup" && m.phase !== "over" && (m.combat || m.pending) && !this.ui.combatMinimized);
+  }
+
   /** Against the computer only (api.md, hints): a button that asks the coach for the move the
-   * computer would play from this seat's view, and its answer. */
+   * computer would play from this seat's view, and its answer; null elsewhere. Shown in one
+   * place at a time: the actions panel, or the combat panel during a commitment or a choice. */
   hintBox() {
     const other = this.seat === "olympians" ? "chthonians" : "olympians";
     if (!this.seat || !this.computerLevel(other) || this.computerLevel(this.seat)) return null;
