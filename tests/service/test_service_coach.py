@@ -6,14 +6,18 @@ computer only. Real servers on the session's real Redis; the search's budget is 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 import httpx
-from service_harness import ServerThread, drive, live_game
+import pytest
+from service_harness import ServerThread, drive, live_game, played_game
 
 from olympus.rules import Faction, decode, legal_actions, replay
-from olympus.store import EventStore
+from olympus.server import Settings
+from olympus.store import MEMORY_URL, EventStore, open_archive, open_backend
 
 TIMEOUT = 120.0  # the pool's process starts, then analyses (a bound, not a pace)
 
@@ -103,3 +107,58 @@ async def test_hints_against_the_computer_only_and_recorded(
         assert other.status_code == 403 and other.json()["code"] == "hints_not_allowed"
         wrong = await http.post(f"/rooms/{room['room']}/hint", headers=_bearer(token))
         assert wrong.status_code == 403 and wrong.json()["code"] == "wrong_room"
+
+
+@pytest.mark.memory_store
+async def test_an_analysis_asked_once_the_game_is_archived_is_kept_there(
+    start_server: Callable[..., ServerThread], settings: Settings, store: EventStore
+) -> None:
+    """A game nobody asked about before it moved to the archive: asked then, its analysis is
+    made from the archived log, kept in the archive (the live store holds nothing of the room
+    any more), and served from there: again by the process that made it, and at once by
+    another that never held the game, without making it again."""
+    archived = replace(
+        settings, archive_url=MEMORY_URL, archive_grace_seconds=3600.0, archive_poll_seconds=0.05
+    )
+    options = {
+        "archive_url": archived.archive_url,
+        "archive_grace_seconds": archived.archive_grace_seconds,
+        "archive_poll_seconds": archived.archive_poll_seconds,
+        "coach_iterations": 4,
+    }
+    server = start_server(**options)
+    game, _ = await played_game(server, store, commands=None, seed=5)
+    backend = open_backend(archived.store_config())
+    await backend.archive_queue.set_due(game.room, 0)  # its grace period is over now
+    archive = open_archive(archived.store_config())
+
+    async def moved() -> bool:
+        return await archive.head(game.room) is not None and not await store.room_exists(game.room)
+
+    async with asyncio.timeout(TIMEOUT):
+        while not await moved():
+            await asyncio.sleep(0.05)
+    assert await archive.analysis(game.room) is None  # nobody asked before the move
+
+    async with httpx.AsyncClient(base_url=server.url, timeout=10) as http:
+        first = await http.get(f"/rooms/{game.room}/analysis")
+        assert first.status_code == 202  # made now, from the archived log
+        reply = await analysed(http, game.room)
+        assert reply.status_code == 200, reply.text
+        body = reply.json()
+        assert body["room"] == game.room and body["moves"]
+        again = await http.get(f"/rooms/{game.room}/analysis")
+        assert again.status_code == 200 and again.json() == body
+    kept = await archive.analysis(game.room)
+    assert kept is not None and json.loads(kept) == {
+        k: v for k, v in body.items() if k not in ("room", "epoch")
+    }
+    assert not await store.room_exists(game.room)  # nothing of it made live again
+
+    other = start_server(**options)  # never held the game: reads the archive's analysis
+    async with httpx.AsyncClient(base_url=other.url, timeout=10) as http:
+        second = await http.get(f"/rooms/{game.room}/analysis")
+        assert second.status_code == 200 and second.json() == body
+    assert other.services.coach._analysing == {} and other.services.coach._pool is None
+    await archive.aclose()
+    await backend.aclose()

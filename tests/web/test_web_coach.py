@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 import time
 
+from test_web_combat import OLYMPIANS, move, place
 from web_driver import UiPlayer
 
 MAX_SECONDS = 180
@@ -51,4 +52,38 @@ def test_hint_then_the_analysis_of_a_game_lost_to_the_computer(new_page) -> None
     assert page.inner_text("#coach-preferred") not in ("", "Perform the Liturgy")
     assert page.get_attribute("#replay", "data-mode") == "events"
     assert page.get_attribute("#replay", "data-index") != before
+    assert new_page.errors == []  # type: ignore[attr-defined]
+
+
+def test_the_hint_is_offered_in_the_combat_panel(new_page) -> None:
+    """Against the computer, a commitment's Hint is in the combat panel (and only there, one
+    button on the page), and answers with a commitment as the actions panel's Hint does."""
+    page = new_page("person", "/")
+    page.check("#side-set input[value=olympians]")
+    page.select_option("#opt-opponent", "easy")
+    page.click("#btn-create")
+    page.wait_for_selector("#setup-panel")
+    place(page, OLYMPIANS)
+    started = time.monotonic()
+    # the computer moves first; then Apollo flies onto one of its units (or it attacked first)
+    page.wait_for_selector("#game[data-my-turn=true]", timeout=120_000)
+    if not page.locator("#commit-form").count():
+        enemy = page.evaluate(
+            "() => window.olympus.model.units.find((u) => u.side === 'chthonians').region"
+        )
+        move(page, "Apollo", enemy, fly=True)
+    page.wait_for_selector("#combat #commit-form", timeout=60_000)
+    assert page.locator("#btn-hint").count() == 1
+    # a hint is for one position: asked once the computer has sealed its commitment
+    page.wait_for_selector(
+        "#combat .side-chthonians .commit-state[data-committed=true]", timeout=60_000
+    )
+    page.click("#combat #btn-hint")
+    page.wait_for_selector("#combat #hint-text:has-text('Hint: Commit')", timeout=60_000)
+    assert time.monotonic() - started < MAX_SECONDS
+    # minimised, the panel gives the Hint back to the actions panel
+    page.click("#btn-combat-minimize")
+    page.wait_for_selector("#combat.minimized")
+    assert page.locator("#btn-hint").count() == 1
+    assert page.locator("#combat #btn-hint").count() == 0
     assert new_page.errors == []  # type: ignore[attr-defined]

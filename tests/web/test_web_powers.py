@@ -57,6 +57,31 @@ SETUP = """
 }
 """
 
+# The page's position is made by hand, not the server's: its ``steps`` requests are kept here
+# and answered by the test (``ANSWER``) as the server answers (docs/protocol.md).
+ANSWERED = """
+() => {
+  const g = window.olympus;
+  window.stepRequests = [];
+  const send = g.conn.send.bind(g.conn);
+  g.conn.send = (message) => {
+    if (message.type === "steps") window.stepRequests.push(message);
+    else send(message);
+  };
+}
+"""
+ANSWER = """
+({ id, walk }) => {
+  const g = window.olympus;
+  const last = walk.steps.at(-1);
+  const occupied = new Set(g.model.units.map((u) => u.region));
+  const third = [...g.board.neighbours[last]].find((r) => !occupied.has(r) && r !== walk.to);
+  const command = { ...walk, steps: [...walk.steps, third] };
+  const actions = [{ command, honor: -3, energy: 2 }];
+  g.onMessage({ type: "steps", id, seq: g.model.seq, actions });
+  return third;
+}
+"""
 
 def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     page = random_setup_game(new_page, web_server, "olympians")
@@ -64,7 +89,8 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     spots = page.evaluate(SETUP)
     page.wait_for_selector("#your-turn")
 
-    # Hermes: a move, then "keep going", one listed step, then estimated ones; stop; confirm
+    # Hermes: a move, then "keep going", the listed step, then the server's priced steps
+    page.evaluate(ANSWERED)
     page.click("g.unit[data-unit=Hermes]")
     page.click(f"g.dest[data-region='{spots['first']}']")
     chooser = page.locator("dialog#chooser[open]")
@@ -72,25 +98,34 @@ def test_power_actions_are_offered_with_their_costs(new_page, web_server):
     chooser.locator("button.variant:has-text('Keep going')").click()
     step = page.locator(f"g.dest.dest-step[data-region='{spots['second']}']")
     assert step.get_attribute("data-honor") == "-2"
+    assert page.evaluate("window.stepRequests.length") == 0  # the first one is in `legal`
     step.click()
     page.wait_for_selector("#btn-hermes-finish")
-    # further steps, estimated: wait for the board to redraw them (it follows the button)
-    page.wait_for_selector("g.dest.dest-step .dest-text:has-text('≈')", timeout=5_000)
+    # the next steps are asked for, the walk so far sent; none shown until the answer comes
+    page.wait_for_function("window.stepRequests.length === 1")
+    asked = page.evaluate("window.stepRequests[0]")
+    assert asked["command"]["units"] == ["Hermes"] and asked["command"]["to"] == spots["first"]
+    assert asked["command"]["steps"] == [spots["second"]]
+    assert page.locator("g.dest.dest-step").count() == 0
+    assert "Asking the rules" in page.inner_text("#hermes-path")
+    third = page.evaluate(ANSWER, {"id": asked["id"], "walk": asked["command"]})
+    # the step's own figures: what the walk costs with it (−3, 2 Energy) less what it costs so far
+    step = page.locator(f"g.dest.dest-step[data-region='{third}']")
+    step.wait_for()
+    assert (step.get_attribute("data-honor"), step.get_attribute("data-energy")) == ("-1", "2")
+    assert "≈" not in page.text_content("#board-holder")  # nothing estimated
+    step.click()
+    page.wait_for_function("window.stepRequests.length === 2")
     page.click("#btn-hermes-finish")
     confirm = page.locator("dialog#confirm[open]")
-    assert f"Hermes → {spots['first']} → {spots['second']}" in confirm.inner_text()
+    text = confirm.inner_text()
+    assert f"Hermes → {spots['first']} → {spots['second']} → {third}" in text
     honor = page.evaluate("window.olympus.model.honor.olympians")
     energy = page.evaluate("window.olympus.model.energy.olympians")
-    assert f"Honor {honor} → {honor - 2}" in confirm.inner_text()  # before → after
-    assert "estimated" not in confirm.inner_text()  # the listed step's figures are the rules'
+    assert f"Honor {honor} → {honor - 3}" in text and f"Energy {energy} → {energy - 2}" in text
     confirm.locator("[data-action=cancel]").click()
-    # one more step, estimated here: the confirmation says its figures are an estimate
-    page.locator("g.dest.dest-step").first.click()
-    page.wait_for_function("window.olympus.ui.hermes.steps.length === 2")
-    page.click("#btn-hermes-finish")
-    confirm = page.locator("dialog#confirm[open]")
-    assert "estimated here; the rules charge each as they judge it" in confirm.inner_text()
-    confirm.locator("[data-action=cancel]").click()
+    page.click("#action-panel button:text-is('Undo last step')")  # back to the answered step
+    page.locator(f"g.dest.dest-step[data-region='{third}']").wait_for()
     page.click("#action-panel button:text-is('Cancel')")  # leave Hermes' path
 
     # Apollo: walking by default; the flight (which reveals him) behind the Fly toggle

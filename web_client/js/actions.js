@@ -1,7 +1,7 @@
 // Turning a `legal` message into what the board offers: destinations for a selection of units,
 // the variants of one move (fly, reveal a unit for its power, use a power, Hermes' steps), and the
-// words for each. Every cost shown comes from the legal list; only Hermes' steps beyond the first
-// (which the server does not list) are estimated here, and marked so.
+// words for each. Every cost shown comes from the rules: the legal list, and for Hermes' steps
+// beyond the first further one the server's answers to `steps` requests (game.js, `askSteps`).
 
 import { BY_NAME, FACTION_NAME, byOrder } from "./data.js";
 import { signed } from "./dom.js";
@@ -107,21 +107,6 @@ export function outcomeWords(outcome) {
 
 function sideOfUnits(units) {
   return BY_NAME[units[0]].side;
-}
-
-/** An estimate of one further Hermes step a → b (R4, R5), for steps the server does not list. */
-export function estimateHermesStep(board, model, a, b) {
-  const enemies = model.units.filter((u) => u.region === b && u.side === "chthonians").length;
-  const forward = board.level(b) < board.level(a);
-  let honor;
-  if (enemies) {
-    if (enemies > 1) honor = 2 * (enemies - 1);
-    else honor = forward || b === 35 ? 0 : -1;
-  } else {
-    honor = forward ? 0 : -2;
-  }
-  const energy = board.crossesStyx(a, b) ? 2 : 0;
-  return { honor, energy, attack: enemies > 0, estimated: true };
 }
 
 export function sortNames(names) {

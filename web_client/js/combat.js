@@ -54,6 +54,8 @@ export function renderCombatPanel(screen) {
   if (mode === "combat") body.push(commitSection(screen));
   if (m.lastCombat && m.lastCombat.rounds.length && (mode !== "choice" || m.combat)) body.push(lastRoundSection(screen));
   if (m.pending) body.push(choiceSection(screen));
+  // against the computer: the Hint for the commitment or the choice to make, here where it is made
+  if (needsMe(screen)) body.push(screen.hintBox());
 
   const panel = h(
     "section",

@@ -14,7 +14,7 @@ import {
 } from "./data.js";
 import {
   TURN_TYPES, movesOf, stepMovesOf, movableUnits, hasFlights, destinations, describeVariant, costLine,
-  estimateHermesStep, sortNames, isPlain,
+  sortNames, isPlain,
 } from "./actions.js";
 import { showYourMove, mayAskNotifications, askNotifications } from "./attention.js";
 import { enemyWinWarnings } from "./danger.js";
@@ -207,6 +207,7 @@ export class GameScreen {
           this.legal = [];
         }
         if (this.inflight) this.conn.send({ type: "command", id: this.inflight.id, command: this.inflight.command });
+        if (this.ui.hermes && this.ui.hermes.request) this.askSteps(); // its answer was lost with the socket
         break;
       case "view":
         this.model = fromView(msg.view, msg.seq);
@@ -222,7 +223,12 @@ export class GameScreen {
           this.legal = msg.actions;
           this.legalSeq = msg.seq;
           this.options = msg; // with `setup` (what to place) or `waiting` (why nothing)
+          // a walk planned on another position is dropped: its steps were priced there
+          if (this.ui.hermes && this.ui.hermes.seq !== msg.seq) this.ui.hermes = null;
         }
+        break;
+      case "steps":
+        this.onSteps(msg);
         break;
       case "ack":
         if (this.inflight && this.inflight.id === msg.id) this.inflight = null;
@@ -238,6 +244,16 @@ export class GameScreen {
             break;
           }
           this.inflight = null;
+        }
+        if (this.ui.hermes && msg.id && msg.id === this.ui.hermes.request) {
+          const hm = this.ui.hermes;
+          if (RESENT.has(msg.code)) {
+            setTimeout(() => { if (this.ui.hermes === hm && hm.request === msg.id) this.askSteps(); }, RESEND_MS);
+            break;
+          }
+          hm.request = null;
+          hm.next = new Map();
+          hm.refused = msg.sentence || msg.code;
         }
         if (msg.code !== "rate_limited") toast(msg.sentence || msg.code, "error");
         break;
@@ -481,31 +497,69 @@ export class GameScreen {
     return map;
   }
 
+  /**
+   * Hermes' next steps on the board: Map(region → {honor, energy, …}), each step's own figures
+   * (what the walk costs with it, less what it costs so far), all the rules' own: the first
+   * further step from `legal`, the later ones from the server's answer to a `steps` request
+   * (docs/protocol.md, "Hermes' further steps"). Empty while that answer is awaited.
+   */
   hermesNext() {
     const hm = this.ui.hermes;
     const out = new Map();
-    const path = [hm.base.command.to, ...hm.steps];
-    const last = path[path.length - 1];
-    const others = (r) => unitsIn(this.model, r).filter((u) => u.name !== "Hermes");
-    if (hm.steps.length && others(last).length) return out; // he stops where he meets anyone
-    if (hm.steps.length === 0) {
-      for (const a of stepMovesOf(this.legal, ["Hermes"])) {
-        if (a.command.to !== hm.base.command.to || !sameVariant(a.command, hm.base.command)) continue;
-        const step = a.command.steps[0];
-        const honor = a.honor - hm.base.honor;
-        const energy = a.energy - hm.base.energy;
-        const attack = unitsIn(this.model, step).some((u) => u.side !== this.seat);
-        out.set(step, { honor, energy, attack, kind: "step", badge: costBadge(honor, energy), label: `Hermes steps on to region ${step}: ${costLine(honor, energy)}`, step });
-      }
-      return out;
-    }
-    for (const n of this.board.neighbours[last]) {
-      const est = estimateHermesStep(this.board, this.model, last, n);
-      if (this.model.energy[this.seat] - hm.energy < est.energy) continue;
-      if (others(n).filter((u) => u.side === this.seat).length >= 4) continue;
-      out.set(n, { ...est, kind: "step", badge: `≈${costBadge(est.honor, est.energy)}`, label: `Hermes steps on to region ${n}: about ${costLine(est.honor, est.energy)} (the server judges)`, step: n });
+    if (!hm.next) return out;
+    for (const [step, a] of hm.next) {
+      const honor = a.honor - hm.honor;
+      const energy = a.energy - hm.energy;
+      const attack = unitsIn(this.model, step).some((u) => u.side !== this.seat);
+      out.set(step, { honor, energy, attack, kind: "step", badge: costBadge(honor, energy), label: `Hermes steps on to region ${step}: ${costLine(honor, energy)}`, step, action: a });
     }
     return out;
+  }
+
+  /** Ask the server for Hermes' next steps after the walk so far (its answer: `onSteps`). */
+  askSteps() {
+    const hm = this.ui.hermes;
+    commandCounter += 1;
+    hm.request = `s${Date.now().toString(36)}-${commandCounter}`;
+    hm.next = null;
+    hm.refused = null;
+    this.conn.send({ type: "steps", id: hm.request, command: { ...hm.base.command, steps: [...hm.steps] } });
+  }
+
+  /** The answer to the walk's `steps` request: its next steps, if about the position shown. */
+  onSteps(msg) {
+    const hm = this.ui.hermes;
+    if (!hm || msg.id !== hm.request) return; // an answer about a walk given up since
+    hm.request = null;
+    if (!this.model || msg.seq !== this.model.seq) {
+      hm.next = new Map();
+      hm.refused = "The position changed: choose Hermes' path again.";
+      return;
+    }
+    hm.next = new Map(msg.actions.map((a) => [a.command.steps.at(-1), a]));
+  }
+
+  /** Go on with Hermes' walk one step, to the rules' action `a` (its figures: the walk's). */
+  stepHermes(region, a) {
+    const hm = this.ui.hermes;
+    hm.trail.push({ honor: hm.honor, energy: hm.energy, next: hm.next });
+    hm.steps.push(region);
+    hm.honor = a.honor;
+    hm.energy = a.energy;
+    this.askSteps();
+  }
+
+  /** Take back the walk's last step: its figures and next steps as they were. */
+  undoHermesStep() {
+    const hm = this.ui.hermes;
+    const back = hm.trail.pop();
+    if (!back) return;
+    hm.steps.pop();
+    hm.honor = back.honor;
+    hm.energy = back.energy;
+    hm.next = back.next;
+    hm.request = null;
+    hm.refused = null;
   }
 
   async onDestination(region) {
@@ -522,11 +576,7 @@ export class GameScreen {
       return;
     }
     if (d.kind === "step") {
-      const hm = this.ui.hermes;
-      hm.steps.push(region);
-      hm.honor += d.honor;
-      hm.energy += d.energy;
-      hm.estimated = Boolean(hm.estimated || d.estimated);
+      this.stepHermes(region, d.action);
       this.queueRender();
       return;
     }
@@ -550,7 +600,13 @@ export class GameScreen {
     if (!chosen) return;
     if (chosen.kind === "move") await this.playMove(chosen.action);
     else {
-      this.ui.hermes = { base: chosen.base, steps: [], honor: chosen.base.honor, energy: chosen.base.energy };
+      const base = chosen.base;
+      // the first further step is in `legal`; each later one the server prices (`askSteps`)
+      const first = stepMovesOf(this.legal, ["Hermes"]).filter((a) => a.command.to === base.command.to && sameVariant(a.command, base.command));
+      this.ui.hermes = {
+        base, steps: [], honor: base.honor, energy: base.energy, seq: this.model.seq, trail: [],
+        next: new Map(first.map((a) => [a.command.steps[0], a])), request: null, refused: null,
+      };
       this.queueRender();
     }
   }
@@ -559,8 +615,8 @@ export class GameScreen {
     const hm = this.ui.hermes;
     if (!hm) return;
     const command = { ...hm.base.command, steps: [...hm.steps] };
-    // beyond the one further step the rules list, the figures are this screen's estimate
-    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}${hm.estimated ? " (about: the steps after the first further one are estimated here; the rules charge each as they judge it)" : ""}`;
+    // the walk's figures are the rules' for the whole command (`legal`, then `steps` answers)
+    const what = `Hermes → ${[command.to, ...command.steps].join(" → ")}`;
     if (!(await this.confirmCost(what, hm.honor, hm.energy, { command, honor: hm.honor, energy: hm.energy }))) return;
     this.send(command);
   }
@@ -947,7 +1003,8 @@ export class GameScreen {
       else text = `Waiting for the ${FACTION_NAME[m.turn]} to move…`;
       const other = this.seat === "olympians" ? "chthonians" : "olympians";
       if (this.computerLevel(other) && sideState(m, other).acting && !sideState(m, this.seat).acting) text = "The computer is thinking…";
-      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text), this.legal.length ? this.hintBox() : null);
+      // a commitment's or a choice's hint is in the combat panel while it is open (combat.js)
+      replace(el, h("p", { class: "hint waiting", id: "waiting-text" }, text), this.legal.length && !this.combatPanelOpen() ? this.hintBox() : null);
       return;
     }
     const parts = [h("h2", { id: "your-turn" }, "Your turn")];
@@ -955,12 +1012,12 @@ export class GameScreen {
       const hm = this.ui.hermes;
       const path = [hm.base.command.to, ...hm.steps];
       parts.push(
-        h("p", {}, `Hermes' path: ${hm.base.command.to === path[0] ? "" : ""}${path.join(" → ")} (so far ${costLine(hm.honor, hm.energy)}). Choose the next step on the board, or stop.`),
+        h("p", { id: "hermes-path" }, `Hermes' path: ${path.join(" → ")} (so far ${costLine(hm.honor, hm.energy)}). ${hm.next === null ? "Asking the rules for his next steps…" : hm.refused ? `No further step: ${hm.refused}` : hm.next.size ? "Choose the next step on the board, or stop." : "He can go no further: stop here."}`),
         h(
           "div",
           { class: "button-row" },
           h("button", { type: "button", id: "btn-hermes-finish", class: "primary", onclick: () => this.finishHermes() }, `Stop in region ${path.at(-1)} and end the move`),
-          hm.steps.length ? h("button", { type: "button", class: "secondary", onclick: () => { const r = hm.steps.pop(); void r; this.recomputeHermes(); this.queueRender(); } }, "Undo last step") : null,
+          hm.steps.length ? h("button", { type: "button", class: "secondary", onclick: () => { this.undoHermesStep(); this.queueRender(); } }, "Undo last step") : null,
           h("button", { type: "button", class: "secondary", onclick: () => { this.ui.hermes = null; this.queueRender(); } }, "Cancel"),
         ),
       );
@@ -1038,8 +1095,16 @@ export class GameScreen {
     if (ok && allowed && this.model && this.model.phase !== "over") this.send({ type: kind });
   }
 
+  /** Whether the combat panel is shown open (a combat or a choice under way, not minimised):
+   * the hint box of a commitment or a choice is then in it, not in the actions panel. */
+  combatPanelOpen() {
+    const m = this.model;
+    return Boolean(m && m.phase !== "setup" && m.phase !== "over" && (m.combat || m.pending) && !this.ui.combatMinimized);
+  }
+
   /** Against the computer only (api.md, hints): a button that asks the coach for the move the
-   * computer would play from this seat's view, and its answer. */
+   * computer would play from this seat's view, and its answer; null elsewhere. Shown in one
+   * place at a time: the actions panel, or the combat panel during a commitment or a choice. */
   hintBox() {
     const other = this.seat === "olympians" ? "chthonians" : "olympians";
     if (!this.seat || !this.computerLevel(other) || this.computerLevel(this.seat)) return null;
@@ -1064,22 +1129,6 @@ export class GameScreen {
       this.ui.hint = { seq, text: error.message };
     }
     this.queueRender();
-  }
-
-  recomputeHermes() {
-    const hm = this.ui.hermes;
-    hm.honor = hm.base.honor;
-    hm.energy = hm.base.energy;
-    const steps = hm.steps;
-    hm.steps = [];
-    for (const r of steps) {
-      const d = this.hermesNext().get(r);
-      if (!d) break;
-      hm.steps.push(r);
-      hm.honor += d.honor;
-      hm.energy += d.energy;
-    }
-    hm.estimated = hm.steps.length > 1;
   }
 
   renderTabs() {

@@ -17,6 +17,7 @@ from .errors import IllegalCommand
 from .events import Event, decode, encode
 from .evolve import evolve, replay
 from .legal import (
+    further_steps,
     legal_actions,
     list_legal,
     lists_nothing,
@@ -61,6 +62,7 @@ __all__ = [
     "evolve",
     "execute",
     "execute_steps",
+    "further_steps",
     "legal_actions",
     "list_legal",
     "lists_nothing",

@@ -111,25 +111,40 @@ def make_move(d: Decision, plan: MovePlan) -> bool:
 
 def _move(d: Decision, side: Faction, c: cmd.Move) -> None:
     """A move (R3), then Hermes' further steps in the same command (D1), then the end of the
-    turn. Raises ``IllegalCommand`` as ``movement.plan_move`` does for each step, or
-    ``no_extra_steps``, ``steps_after_stop``."""
+    turn unless it ended in a meeting or the game's end. Raises ``IllegalCommand`` as
+    ``walk`` does."""
+    if walk(d, side, c) is not None:
+        end_turn(d)
+
+
+def walk(d: Decision, side: Faction, c: cmd.Move, going_on: bool = False) -> MovePlan | None:
+    """Make in ``d`` the move of ``c`` and then each of its further steps (Hermes, R3, D1),
+    each judged as it comes, on the position the steps before it left, and charged as
+    ``make_move`` charges it (R4, R5): the plan of the last one made, or None where it ended
+    in a meeting or the game's end. ``going_on``: a further step is to follow ``c``'s (the
+    next steps of a walk are asked, ``legal.further_steps``), so that ``c`` is a walk even
+    without steps yet. Raises ``IllegalCommand`` as ``movement.plan_move`` does for each
+    step; ``no_extra_steps`` for steps of a move whose movers take none; ``steps_after_stop``
+    for steps after a meeting (a step only stops the walk as its last one)."""
     plan = plan_move(d.state, side, c.units, c.to, c.fly, c.reveal, c.use_power)
-    if c.steps and not takes_extra_steps(d.state, plan.move):
+    walking = going_on or bool(c.steps)
+    if walking and not takes_extra_steps(d.state, plan.move):
         raise IllegalCommand("no_extra_steps", "Only Hermes, moving alone, takes further steps.")
     if make_move(d, plan):
         if c.steps:
             raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-        return
-    if c.steps:
+        return None
+    if walking:
         begin_steps(d, c.units)
-    for destination in c.steps:
+    last = len(c.steps) - 1
+    for i, destination in enumerate(c.steps):
         walker = next_step(d, c.units, plan)
         plan = walker.judge(walker.move(destination))
         if make_move(d, plan):
-            if destination != c.steps[-1]:
+            if i != last:
                 raise IllegalCommand("steps_after_stop", "Hermes stops where he meets anyone.")
-            return
-    end_turn(d)
+            return None
+    return plan
 
 
 def takes_extra_steps(state: GameState, move: MoveContext) -> bool:
@@ -205,6 +220,32 @@ _CHOICE_HANDLERS: Final[dict[type, Handler]] = {
 }
 
 
+def _check_turn(state: GameState, side: Faction) -> None:
+    """Refuse a turn's action (R3) while a choice is pending (``choice_pending``), in a
+    combat (``in_combat``), or in the other side's turn (``not_your_turn``)."""
+    if state.pending:
+        raise IllegalCommand("choice_pending", "A choice must be made first.")
+    if state.phase is Phase.COMBAT:
+        raise IllegalCommand("in_combat", "Finish the combat first.")
+    if side is not state.turn:
+        raise IllegalCommand("not_your_turn", "It is not your turn.")
+
+
+def check_turn(state: GameState, side: Faction | None) -> Faction:
+    """``side``, once it may give a turn's action (R3) in ``state``: else ``IllegalCommand``
+    as ``decide`` refuses one there (``no_side``, ``game_over``, ``wrong_phase``, then
+    ``_check_turn``'s codes). Made of public facts only: the phase, whose turn or choice it
+    is."""
+    if side is None:
+        raise IllegalCommand("no_side", "The command does not say which side gives it.")
+    if state.phase is Phase.OVER:
+        raise IllegalCommand("game_over", "The game is over.")
+    if state.phase is Phase.SETUP:
+        raise IllegalCommand("wrong_phase", "The game is still in its setup.")
+    _check_turn(state, side)
+    return side
+
+
 def _judge(d: Decision, command: cmd.Command) -> None:
     """Emit into ``d`` the events of ``command`` in its place in the game: a resignation or
     an abort (in any phase: resignation.py), setup (R2), a choice, a commitment (R8), or the
@@ -238,12 +279,7 @@ def _judge(d: Decision, command: cmd.Command) -> None:
     if isinstance(command, cmd.Commit):
         combat.commit(d, side, command.maneuver, command.energy, command.reveal)
         return
-    if state.pending:
-        raise IllegalCommand("choice_pending", "A choice must be made first.")
-    if state.phase is Phase.COMBAT:
-        raise IllegalCommand("in_combat", "Finish the combat first.")
-    if side is not state.turn:
-        raise IllegalCommand("not_your_turn", "It is not your turn.")
+    _check_turn(state, side)
     handler = _TURN_HANDLERS.get(kind) or POWER_COMMANDS.get(kind)
     if handler is None:
         raise IllegalCommand("unknown_command", f"{kind.__name__} cannot be played here.")

@@ -30,11 +30,13 @@ from .characters import CHARACTERS, Faction
 from .decide import (
     LITURGY_ENERGY,
     begin_steps,
+    check_turn,
     liturgy_honor,
     make_move,
     may_pass,
     next_step,
     takes_extra_steps,
+    walk,
 )
 from .decision import Decision
 from .errors import IllegalCommand
@@ -43,8 +45,10 @@ from .listing import (
     LegalAction,
     ListedActions,
     Listing,
+    MoveFields,
     held_commitments,
     hold_commitments,
+    listed_walk,
     units_key,
 )
 from .listing import listed_key as listed_key  # (the service imports these two from here)
@@ -237,38 +241,84 @@ def _extra_steps(
     reveal: tuple[str, ...],
 ) -> None:
     """Hermes' paths of one further step (R3, D1) after the first step ``plan`` to an empty
-    region; longer paths are legal too, not listed.
-
-    The first step is made once, by ``decide``'s own ``make_move`` and ``begin_steps``; each
-    further step is then judged by ``decide``'s ``next_step`` and not made: what it costs this
-    side is what ``make_move`` would charge for its plan (its Honor, R4, and Styx Energy, R5);
-    the rest of making it (a meeting, the end of the turn) charges this side nothing.
-    ``tests/test_legal.py`` checks the figures against the events of executing every listed
-    path.
-    """
+    region, as ``further_steps`` finds them: the first step made once by ``decide``'s own
+    ``make_move`` and ``begin_steps``, each further step judged and priced by ``_next_steps``.
+    Longer paths are legal too, not listed: ``further_steps`` answers for them."""
     if not takes_extra_steps(state, plan.move):
         return
-    side, units = plan.move.faction, list(plan.move.units)
+    units = list(plan.move.units)
     d = Decision(state)
     if make_move(d, plan):
         return  # he stopped (the game is over): no further step
     begin_steps(d, units)
+    for step, honor, energy in _next_steps(d, units, plan):
+        listing.move(plan.move, group_key, reveal, (step,), honor, energy)
+
+
+def _next_steps(d: Decision, units: list[str], plan: MovePlan) -> list[tuple[int, int, int]]:
+    """The next steps of a walk made in ``d`` up to ``plan``, its last step (``decide.walk``,
+    or its first step and ``begin_steps``): (region, Honor, Energy) of each legal one, by
+    region, with what the whole walk then costs its side: the Honor and Energy changes of the
+    events made (all of them: whatever their reason), and the step's own, judged by
+    ``decide``'s ``next_step`` and ``Movers.verdict`` as ``decide`` judges it and not made.
+    What ``make_move`` would charge for it is its plan's Honor (R4) and Styx Energy (R5); the
+    rest of making it (a meeting, the end of the turn) charges this side nothing at once.
+    Empty where the walk stopped (he met a comrade). ``tests/test_legal.py`` checks the
+    figures against the events of executing each path."""
+    side = plan.move.faction
     honor = sum(e.delta for e in d.events if isinstance(e, ev.HonorChanged) and e.faction is side)
     energy = -sum(
-        e.delta
-        for e in d.events
-        if isinstance(e, ev.EnergyChanged) and e.faction is side and e.reason == "styx"
+        e.delta for e in d.events if isinstance(e, ev.EnergyChanged) and e.faction is side
     )
     try:
         walker = next_step(d, units, plan)
     except IllegalCommand:
-        return  # he stopped
+        return []  # he stopped
+    steps: list[tuple[int, int, int]] = []
     for step in _STEPS[plan.move.destination]:
         further = walker.verdict(walker.move(step))
         if isinstance(further, Refusal):
             continue
-        honor_, energy_ = honor + further.honor, energy + further.energy
-        listing.move(plan.move, group_key, reveal, (step,), honor_, energy_)
+        steps.append((step, honor + further.honor, energy + further.energy))
+    return steps
+
+
+def further_steps(state: GameState, command: cmd.Move) -> list[LegalAction]:
+    """Hermes' next steps after ``command``, a walk so far (its move and its ``steps``, R3,
+    D1): each legal next step as ``command`` with that step added, at what the whole command
+    then costs its side at once (``LegalAction.honor`` and ``energy``, as ``legal_actions``
+    lists the paths of one further step: what ``execute`` charges for it), by region. Empty
+    where the walk cannot go on: it ended in a meeting, a comrade or the game's end, or no
+    neighbour may be entered. Raises ``IllegalCommand`` as ``decide`` refuses ``command``
+    where the turn is not ``command.side``'s (``decide.check_turn``) or for the walk
+    (``decide.walk``: ``no_extra_steps`` for a move whose movers take no further steps).
+
+    The walk is made by ``decide``'s own ``walk`` (``make_move`` per step) and the next
+    steps judged by ``_next_steps``, as the listing's paths of one further step are: one
+    judgment and one charge of each rule. The answer is made of what the side knows (R7):
+    its own units, positions, revealed units and Energy, the number of enemy units in each
+    region (their tokens), the board, the Honor and the options: nothing in it depends on
+    who a hidden enemy unit is, or on the secret seed (the re-hiding of the origin draws
+    tokens from it, and charges nothing). ``tests/test_legal.py`` checks that states a side
+    cannot tell apart give it the same answer."""
+    side = check_turn(state, command.side)
+    d = Decision(state)
+    plan = walk(d, side, command, going_on=True)
+    if plan is None:
+        return []  # he met the enemy, or the game ended
+    units = list(command.units)
+    actions: list[LegalAction] = []
+    for step, honor, energy in _next_steps(d, units, plan):
+        fields: MoveFields = (
+            tuple(units),
+            command.to,
+            command.fly,
+            tuple(command.reveal),
+            command.use_power,
+            (*command.steps, step),
+        )
+        actions.append(listed_walk(side, fields, honor, energy))
+    return actions
 
 
 # --- commitments (R8) ------------------------------------------------------------------------

@@ -369,6 +369,13 @@ def listed_move(
     return LegalAction(_MOVE, move.faction, honor, energy, None, given, fields, None, group_key)
 
 
+def listed_walk(side: Faction, fields: MoveFields, honor: int, energy: int) -> LegalAction:
+    """The ``LegalAction`` of the move of ``fields`` (its units R1-ordered), with its further
+    steps given (``legal.further_steps``: a walk of any length), at ``honor`` and ``energy``
+    as ``Listing.move`` has them."""
+    return LegalAction(_MOVE, side, honor, energy, None, _WALK_GIVEN, fields, None, 0)
+
+
 def listed_key(
     move: MoveContext,
     group_key: int,

@@ -272,6 +272,8 @@ class Connection:
             await self._hello(protocol.parse_hello(message))
         elif kind == "command":
             await self._command(message)
+        elif kind == "steps":
+            self._steps(message)
         elif kind == "ping":
             self.push(self.codec.encode(protocol.pong()))
         else:
@@ -348,6 +350,25 @@ class Connection:
         self.commentary, self.room = commentary, runtime
         runtime.touch()
         log.info("hello", extra={**self._fields(), "kind": "commentary", "resumed": resumed})
+
+    def _steps(self, message: dict[str, Any]) -> None:
+        """Answer a seat's ``steps`` request: Hermes' next steps after its walk, priced by
+        the rules (``RoomFeed.steps``); refused as a command would be (``hello_first``,
+        ``bad_id``, ``spectator``, ``bad_command``) or with the rules' code."""
+        if self.room is None:
+            echo = message.get("id") if isinstance(message.get("id"), str) else None
+            raise ProtocolError("hello_first", "Say hello first.", command_id=echo)
+        request_id = protocol.command_id(message)
+        seat = self.audience
+        try:
+            if seat is None:
+                raise ProtocolError("spectator", "Spectators have no steps to take.")
+            walk = protocol.parse_walk(message, seat)
+            answer = self.room.feed.steps(seat, request_id, walk)
+        except ProtocolError as refused:
+            refused.command_id = request_id
+            raise
+        self.push(self.codec.encode(answer))
 
     async def _command(self, message: dict[str, Any]) -> None:
         if self.room is None:

@@ -19,7 +19,7 @@ import msgpack
 from pydantic import ValidationError
 
 from olympus.rules import Command, Faction, LegalAction, Listing, SetupRules, parse_command
-from olympus.rules.commands import SERVICE_FIELDS
+from olympus.rules.commands import SERVICE_FIELDS, Move
 from olympus.rules.legal import listed_key, listed_move
 from olympus.rules.powers import MoveContext
 from olympus.store import command_digest
@@ -313,6 +313,14 @@ class EncodedListing(Listing):
         self.entries += encoded_actions(self.codec, actions)
 
 
+def steps(request_id: str, seq: int, actions: list[LegalAction]) -> Message:
+    """The answer to a seat's ``steps`` request ``request_id``: Hermes' next steps after the
+    walk it sent (``rules.further_steps``), each as one of ``legal``'s actions (the walk with
+    the step added, at what the whole command costs at once), judged on the position of the
+    seat's message ``seq``."""
+    return {"type": "steps", "id": request_id, "seq": seq, "actions": [action(a) for a in actions]}
+
+
 def game_over(result: str | None, log: list[Message]) -> Message:
     return {"type": "game_over", "result": result, "log": log}
 
@@ -390,6 +398,15 @@ def digest(command: Command) -> str:
     service fills in), so that the same command sent again digests alike."""
     # pydantic's serializer itself: ``model_dump_json`` gives the same bytes, decoded to a str
     return command_digest(command.__pydantic_serializer__.to_json(command, exclude=_NOT_SENT))
+
+
+def parse_walk(message: Message, side: Faction) -> Move:
+    """A ``steps`` request's walk: a seat's move command (``parse_client_command``), else
+    ``bad_command``."""
+    command = parse_client_command(message, side)
+    if not isinstance(command, Move):
+        raise ProtocolError("bad_command", "Only a move has further steps.")
+    return command
 
 
 def parse_client_command(message: Message, side: Faction) -> Command:

@@ -40,6 +40,8 @@ from typing import Any, Protocol
 from olympus.rules import (
     Faction,
     GameState,
+    IllegalCommand,
+    further_steps,
     list_legal,
     may_abort,
     may_resign,
@@ -48,13 +50,14 @@ from olympus.rules import (
     strength_terms,
     waiting_reason,
 )
+from olympus.rules.commands import Move
 from olympus.rules.events import to_dict
 from olympus.rules.observation import observe_event, view
 
 from . import protocol
 from .feed import Feed
 from .frames import frame
-from .protocol import Codec, Frame
+from .protocol import Codec, Frame, ProtocolError
 from .room_log import HeldLog, NewEvent, packed_view
 from .room_parts import Audience, FeedRoom
 
@@ -249,6 +252,17 @@ class RoomFeed:
             cached = (state.version, codec.encode_with(message, spliced))
             self._legal_frames[key] = cached
         return cached[1]
+
+    def steps(self, seat: Faction, request_id: str, walk: Move) -> protocol.Message:
+        """The ``steps`` answer to ``seat``'s request ``request_id``: Hermes' next steps after
+        ``walk`` (its side the seat's) in the room's position now, that of the seat's newest
+        message, priced by the rules (``rules.further_steps``: made of what the seat knows,
+        R7); ``ProtocolError`` with the rules' code where they refuse the walk."""
+        try:
+            actions = further_steps(self.room.state, walk)
+        except IllegalCommand as refused:
+            raise ProtocolError(refused.code, refused.sentence) from None
+        return protocol.steps(request_id, self.feeds[seat].seq, actions)
 
     def _view_frame(self, audience: Audience, codec: Codec) -> Frame:
         """The audience's ``view`` as of its newest message, encoded once per state and codec
