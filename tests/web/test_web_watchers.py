@@ -89,3 +89,25 @@ def test_the_join_page_says_whether_the_game_has_a_commentary(new_page, web_serv
     plain = httpx.post(f"{web_server.url}/rooms", json={}).json()
     other = new_page("other", f"/#/join/{plain['room']}")
     other.wait_for_selector("#join-broadcast:has-text('No commentary')")
+
+
+def test_a_spectator_closed_for_reading_slowly_skips_to_a_fresh_view(new_page, web_server):
+    """Closed with 4413 (protocol.md, "Slow readers"), a spectator's next hello asks for the
+    game as it is now (no ``last_seq``); a seat's still resumes."""
+    room, tokens = live_game(web_server.url)
+    watcher = new_page("watcher", f"/#/watch/{room}")
+    watcher.wait_for_selector("#game[data-seat=spectator][data-phase=turn]")
+    assert "last_seq" in watcher.evaluate("window.olympus.hello()")  # an ordinary resume
+    watcher.evaluate("window.olympus.conn.lastClose = 4413")
+    fresh = watcher.evaluate("window.olympus.hello()")
+    assert fresh == {"type": "hello", "spectate": room}
+    seat = new_page("seat", "/")
+    seat.evaluate(
+        "([room, token]) => localStorage.setItem('olympus.seats',"
+        " JSON.stringify({[room]: {seat: 'olympians', token}}))",
+        [room, tokens["olympians"]],
+    )
+    seat.goto(f"/#/play/{room}")
+    seat.wait_for_selector("#game[data-seat=olympians][data-phase=turn]")
+    seat.evaluate("window.olympus.conn.lastClose = 4413")
+    assert "last_seq" in seat.evaluate("window.olympus.hello()")

@@ -28,6 +28,7 @@ export class Connection {
     this.pongDue = null;
     this.queue = [];
     this.welcomed = false;
+    this.lastClose = null; // the code the server closed the last socket with, if any
   }
 
   start() {
@@ -74,6 +75,7 @@ export class Connection {
       if (this.ws !== ws) return;
       clearInterval(this.pingTimer);
       this.ws = null;
+      this.lastClose = event.code || null;
       if (this.stopped) return;
       if (FATAL[event.code]) {
         this.stopped = true;

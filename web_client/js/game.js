@@ -26,6 +26,8 @@ import { icon } from "./icons.js";
 import { commandLabel } from "./coach.js";
 import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 import { playerLink } from "./account.js";
+
+const SLOW_READER = 4413; // the close code of a socket that fell too far behind
 import { watchingText } from "./featured.js";
 
 let commandCounter = 0;
@@ -152,9 +154,13 @@ export class GameScreen {
     if (window.olympus === this) window.olympus = null;
   }
 
+  /** The hello of each (re)connection: from the last message folded (a resume), but for a
+   * spectator closed for reading too slowly (4413, protocol.md "Slow readers"), who skips to
+   * a fresh view of the game now instead of the messages it fell behind on. */
   hello() {
     const msg = this.token ? { type: "hello", token: this.token } : { type: "hello", spectate: this.room };
-    if (this.model && this.epoch) {
+    const fellBehind = !this.token && this.conn && this.conn.lastClose === SLOW_READER;
+    if (this.model && this.epoch && !fellBehind) {
       msg.last_seq = this.model.seq;
       msg.epoch = this.epoch;
     }
