@@ -212,7 +212,9 @@ def _load_run(url: str, args: argparse.Namespace, work: Path, tag: str) -> dict[
         "--json",
         str(out),
     ]
-    subprocess.run(command, check=True, capture_output=True)
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"load_bench.py failed ({tag}):\n{run.stderr[-3000:]}")
     return json.loads(out.read_text())
 
 
