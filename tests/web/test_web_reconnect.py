@@ -24,10 +24,13 @@ def own_server(tmp_path):
     server.stop()
 
 
-# While the server is down, each attempt to reconnect fails, and Chromium logs it.
+# While the server is down, each attempt to reconnect fails, and Chromium logs it; so does
+# each read of the room's summary (its spectator count) meanwhile.
 @pytest.mark.console_errors(
     r"^(olympians|chthonians): WebSocket connection to 'ws://127\.0\.0\.1:\d+/ws' failed: "
-    r"Error in connection establishment: net::ERR_CONNECTION_REFUSED \(\S+/js/connection\.js\)$"
+    r"Error in connection establishment: net::ERR_CONNECTION_REFUSED \(\S+/js/connection\.js\)$",
+    r"^(olympians|chthonians): Failed to load resource: net::ERR_CONNECTION_REFUSED "
+    r"\(http://127\.0\.0\.1:\d+/rooms/[A-Za-z0-9_-]+\)$",
 )
 def test_connection_lost_and_resumed(new_page, own_server):
     url = own_server.url

@@ -80,9 +80,16 @@ class Server:
             self.proc.wait(5)
 
 
+def open_custom_game(page) -> None:
+    """Open the lobby's "Custom game" (the full form), if it is not open."""
+    page.wait_for_selector("#custom-game")
+    page.evaluate("document.getElementById('custom-game').open = true")
+
+
 def random_setup_game(new_page, web_server, side: str):
     """A game with Random Setup: ``side`` in the browser, the other seat taken over HTTP."""
     page = new_page(side, "/")
+    open_custom_game(page)
     page.check(f"input[name=side][value={side}]")
     page.check("#opt-random-setup")
     page.click("#btn-create")
