@@ -61,7 +61,7 @@ async def test_sign_up_in_and_out_here_or_everywhere(
     answer = await first.post("/account/signup", json={"name": "Ann Lee", "password": PASSWORD})
     assert answer.status_code == 201
     cookie = answer.headers["set-cookie"].lower()
-    assert "httponly" in cookie and "samesite=lax" in cookie and sessions.COOKIE in cookie
+    assert sessions.COOKIE in cookie and "httponly" in cookie and "samesite=lax" in cookie
     assert answer.json()["player"] == {
         "name": "Ann Lee",
         "rating": 1500,

@@ -1,4 +1,4 @@
-"""The players' HTTP API (api.md, "Players"): accounts and sessions, a player's seats on any
+"""The players' HTTP API (api.md, "Players"): accounts, sessions, a player's seats on any
 device, profiles, the leaderboard and a rated game's changes.
 
 A request made with the session cookie that changes anything must carry the session's CSRF
