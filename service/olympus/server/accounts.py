@@ -43,8 +43,9 @@ class Limited(LobbyError):
 
 
 def name_key(name: str) -> str:
-    """A name as names are compared: case-folded (the name checked by ``check_name``)."""
-    return name.casefold()
+    """A name as names are compared: case-folded, its runs of spaces made one (at most 64
+    characters: the longest a request may send)."""
+    return " ".join(name.split()).casefold()[:64]
 
 
 def public(account: Account) -> dict[str, Any]:
@@ -111,7 +112,7 @@ class AccountService:
         return SignedIn(account, sessions.new_claim(account.id, generation))
 
     async def sign_up(self, name: str, password: str, address: str) -> SignedIn:
-        """A new account and its first session; ``409 name_taken``, ``422 bad_name`` /
+        """A new account, signed in (a new session); ``409 name_taken``, ``422 bad_name`` /
         ``reserved_name`` / ``bad_password``, ``429`` past the sign-up limit."""
         accounts = self._accounts()
         checked = check_name(name)
@@ -130,7 +131,7 @@ class AccountService:
         """A new session; ``401 bad_credentials`` whether the name or the password is wrong,
         ``429`` past a limit (per name and per address, counted before the hash)."""
         accounts = self._accounts()
-        key = name_key(" ".join(name.split()))[:64]
+        key = name_key(name)
         await self._limit("address", address)
         await self._limit("name", key)
         account = await accounts.find(key) if len(password) <= MAX_LENGTH else None
@@ -192,7 +193,7 @@ class AccountService:
 
     async def find(self, name: str) -> Account:
         """The account of ``name``; ``404 player_not_found``."""
-        account = await self._accounts().find(name_key(" ".join(name.split()))[:64])
+        account = await self._accounts().find(name_key(name))
         if account is None:
             raise LobbyError(404, "player_not_found", "There is no player of that name.")
         assert isinstance(account, Account)

@@ -59,11 +59,17 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+def last_end(log: list[bytes]) -> GameEnded | None:
+    """The log's last ``GameEnded`` (R11: the result and how it came), or None before the
+    end; only the events from the end back to it are decoded."""
+    return next((e for e in map(decode, reversed(log)) if isinstance(e, GameEnded)), None)
+
+
 def summarize(room_id: str, meta: bytes, seats: dict[str, str], log: list[bytes]) -> GameSummary:
     """What the archive's game row says of a finished game, from its last ``GameEnded`` (R11:
     its result and how it came), the meta and the seats; ``ValueError`` if it is not over.
     Only the events from the end back to it are decoded."""
-    ended = next((e for e in map(decode, reversed(log)) if isinstance(e, GameEnded)), None)
+    ended = last_end(log)
     if ended is None:
         raise ValueError(f"room {room_id!r}: the game is not over")
     created: dict[str, Any] = msgpack.unpackb(meta)

@@ -25,10 +25,10 @@ from collections.abc import Callable, Mapping
 import msgpack
 
 from olympus.ratings import glicko2
-from olympus.rules import Faction, decode
-from olympus.rules.events import GameEnded
+from olympus.rules import Faction
 from olympus.store import Backend, RatedGame, RatingChange, RoomNotFound, Standing, StoreUnavailable
 
+from .archiver import last_end
 from .lobby import seat_accounts
 from .metrics import Counter, ServiceMetrics
 from .settings import Settings
@@ -153,10 +153,7 @@ class Rater:
             stored = await self.backend.events.read(room_id, 0)
         except RoomNotFound:
             return None
-        ended = next(
-            (e for e in (decode(s.data) for s in reversed(stored)) if isinstance(e, GameEnded)),
-            None,
-        )
+        ended = last_end([s.data for s in stored])
         scored = None if ended is None else scores(ended.result)
         if ended is None or scored is None or len(accounts) != 2:
             return None
