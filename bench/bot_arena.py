@@ -12,7 +12,8 @@ Games run in ``--processes`` worker processes (default: the cores). A game still
         [--seed 1] [--processes 2] [--json FILE]
     .venv/bin/python bench/bot_arena.py --merge FILE... [--json FILE]
 
-    .venv/bin/python bench/bot_arena.py --until 0.05 --pieces DIR [--games 3] [--json FILE]
+    .venv/bin/python bench/bot_arena.py --until 0.05 --pieces DIR [--each-side] [--games 3]
+        [--json FILE]
 
 ``--pairs a-b,...`` plays those pairs, of any players: the yardsticks outside the search's
 family (``sensible``, ``safe``: ``olympus.bot.yardsticks``), a level of an earlier commit
@@ -22,7 +23,8 @@ sides' own advantage between equal players; Elo leaves such pairs out).
 
 ``--merge`` adds up the reports of several runs (their ``--json`` files: runs on other seeds,
 so other games) into one report, as if one run had played them all. ``--until W --pieces DIR``
-plays until every pair's 95% interval (both sides) is within ±W: runs of ``--games`` per side,
+plays until every pair's 95% interval (both sides; with ``--each-side`` each side's too) is
+within ±W: runs of ``--games`` per side,
 each for the pair whose interval is widest in the reports in DIR (merged), each saved in DIR as
 it ends. So a long arena runs in pieces, may be stopped and started again (on another day, with
 the reports of other runs added to DIR), and spends its games where the interval is widest.
@@ -139,6 +141,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--merge", type=Path, nargs="+", default=None, metavar="FILE")
     parser.add_argument("--pieces", type=Path, default=None, metavar="DIR")
     parser.add_argument("--until", type=float, default=None, metavar="HALF_WIDTH")
+    parser.add_argument(
+        "--each-side",
+        action="store_true",
+        help="with --until: each side's interval within it too (targets set per side)",
+    )
     args = parser.parse_args(argv)
     if args.merge:
         report = merge([json.loads(path.read_text()) for path in args.merge])
@@ -190,7 +197,7 @@ def play_until(args: argparse.Namespace, names: list[str], pairs: list[tuple[str
     while True:
         files = sorted(pieces.glob("*.json"))
         merged = merge([json.loads(f.read_text()) for f in files]) if files else None
-        half, pair = widest(merged, pairs)
+        half, pair = widest(merged, pairs, args.each_side)
         if half <= args.until:
             assert merged is not None
             return merged
@@ -201,17 +208,22 @@ def play_until(args: argparse.Namespace, names: list[str], pairs: list[tuple[str
         path.write_text(json.dumps(report, indent=2) + "\n")
 
 
-def widest(report: dict | None, pairs: list[tuple[str, str]]) -> tuple[float, tuple[str, str]]:
-    """The pair whose win interval (over both sides) is widest in ``report``, and its half
-    width (0.5 for a pair not played yet)."""
+def widest(
+    report: dict | None, pairs: list[tuple[str, str]], each_side: bool = False
+) -> tuple[float, tuple[str, str]]:
+    """The pair whose win interval (over both sides; with ``each_side`` the widest of that and
+    each side's) is widest in ``report``, and its half width (0.5 for a pair not played yet).
+    A player against itself counts its sides' intervals only (its both-sides row is 50 %)."""
     rows = {frozenset((r["player"], r["opponent"])): r for r in (report or {}).get("pairs", [])}
 
     def half(pair: tuple[str, str]) -> float:
         row = rows.get(frozenset(pair))
         if row is None:
             return 0.5
-        low, high = row["win_interval"]
-        return float(high - low) / 2
+        itself = pair[0] == pair[1]
+        counted = [*row["sides"].values()] if each_side or itself else []
+        counted += [] if itself else [row]
+        return max(float(c["win_interval"][1] - c["win_interval"][0]) / 2 for c in counted)
 
     return max((half(p), p) for p in pairs)
 

@@ -67,3 +67,34 @@ def test_until_plays_runs_of_the_widest_pair_until_each_is_within(tmp_path: Path
         assert high - low <= 0.6
     assert arena.main(argv) == 0
     assert sorted(pieces.glob("*.json")) == files
+
+
+def _row(player: str, opponent: str, sides: dict[str, tuple[int, int]]) -> dict:
+    """A report's row of ``sides[side] = (wins, losses)``, counted as ``report_of`` counts."""
+    arena = _arena()
+    counts = {
+        (player, opponent, side): {"win": won, "draw": 0, "loss": lost, "cut": 0}
+        for side, (won, lost) in sides.items()
+    }
+    report = arena.report_of([player, opponent], [(player, opponent)], counts, {}, 0, 0.0)
+    return dict(report["pairs"][0])
+
+
+def test_widest_counts_each_side_where_asked_and_a_player_against_itself_by_its_sides() -> None:
+    """Over both sides a 50-50 split of one-sided results is narrow; ``each_side`` sees the
+    side played least often; a player against itself is judged by its sides either way."""
+    arena = _arena()
+    lopsided = _row("hard", "safe", {"olympians": (8, 0), "chthonians": (1000, 1000)})
+    even = _row("normal", "safe", {"olympians": (150, 150), "chthonians": (150, 150)})
+    itself = _row("safe", "safe", {"olympians": (20, 20), "chthonians": (20, 20)})
+    report = {"pairs": [lopsided, even, itself]}
+    pairs = [("hard", "safe"), ("normal", "safe")]
+    both, _ = arena.widest(report, pairs)
+    half_even = (even["win_interval"][1] - even["win_interval"][0]) / 2
+    assert arena.widest(report, pairs) == (half_even, ("normal", "safe"))
+    side = lopsided["sides"]["olympians"]["win_interval"]
+    assert arena.widest(report, pairs, each_side=True) == ((side[1] - side[0]) / 2, pairs[0])
+    assert both < (side[1] - side[0]) / 2
+    own = itself["sides"]["olympians"]["win_interval"]
+    assert arena.widest(report, [("safe", "safe")]) == ((own[1] - own[0]) / 2, ("safe", "safe"))
+    assert arena.widest(report, [("easy", "random")]) == (0.5, ("easy", "random"))
