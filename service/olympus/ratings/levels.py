@@ -1,5 +1,5 @@
 """The computer's levels on the players' rating scale (Glicko's, where a new player starts at
-1500), so that a player can read "hard ≈ 2034" beside their own rating. Games against the
+1500), so that a player can read the hard level's rating beside their own. Games against the
 computer are casual: these ratings are fixed, not played for.
 
 They come from the arena's Elo table (bench/bot_arena.py, docs/arena-yardsticks.json: Bradley-
