@@ -220,10 +220,14 @@ def widest(
         row = rows.get(frozenset(pair))
         if row is None:
             return 0.5
-        itself = pair[0] == pair[1]
-        counted = [*row["sides"].values()] if each_side or itself else []
-        counted += [] if itself else [row]
-        return max(float(c["win_interval"][1] - c["win_interval"][0]) / 2 for c in counted)
+        sides = list(row["sides"].values())
+        if pair[0] == pair[1]:
+            return max(map(width, sides))
+        return max(map(width, [row, *sides] if each_side else [row]))
+
+    def width(counted: dict) -> float:
+        low, high = counted["win_interval"]
+        return float(high - low) / 2
 
     return max((half(p), p) for p in pairs)
 

@@ -48,7 +48,16 @@ from typing import Any
 import httpx
 import msgpack
 import redis
-from load_bench import SEATS, Server, choose, percentile, rss_kb, scrape, server_compiled
+from load_bench import (
+    SEATS,
+    Server,
+    choose,
+    cpu_seconds,
+    percentile,
+    rss_kb,
+    scrape,
+    server_compiled,
+)
 from load_bench import parse_args as load_bench_args
 
 from olympus.rules import Faction, random_placements
@@ -90,19 +99,11 @@ def raise_fd_limit() -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def cpu_ns(pids: list[int]) -> int:
-    """CPU time of every live thread of ``pids`` in nanoseconds, from the scheduler's account
-    (``/proc/PID/task/*/schedstat``): fine enough for a tiny run, where ``cpu_split`` counts
-    whole 10 ms ticks and can read 0."""
-    total = 0
-    for pid in pids:
-        for task in os.listdir(f"/proc/{pid}/task"):
-            try:
-                with open(f"/proc/{pid}/task/{task}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except FileNotFoundError:  # the thread ended between the listing and the read
-                pass
-    return total
+def server_cpu_ns(pids: list[int]) -> int:
+    """CPU time of ``pids`` in nanoseconds, from the scheduler's account (load_bench's
+    ``cpu_seconds``): fine enough for a tiny run, where ``cpu_split`` counts whole 10 ms ticks
+    and can read 0."""
+    return round(sum(cpu_seconds(pid) for pid in pids) * 1e9)
 
 
 def cpu_split(pids: list[int]) -> tuple[int, int]:
@@ -442,9 +443,9 @@ async def drive(
             s.window = (start, end)
     players_task = [loop.create_task(play(s, rng, args.rate, end)) for s in tables]
     await asyncio.sleep(max(0.0, start - time.monotonic()))
-    cpu0, ns0, calls0 = cpu_split(pids), cpu_ns(pids), redis_calls(rds)
+    cpu0, ns0, calls0 = cpu_split(pids), server_cpu_ns(pids), redis_calls(rds)
     await asyncio.sleep(max(0.0, end - time.monotonic()))
-    cpu1, ns1, calls1 = cpu_split(pids), cpu_ns(pids), redis_calls(rds)
+    cpu1, ns1, calls1 = cpu_split(pids), server_cpu_ns(pids), redis_calls(rds)
     out["server_rss_mb_at_end"] = round(sum(map(rss_kb, pids)) / 1024, 1)
     await asyncio.gather(*players_task)
     await asyncio.sleep(2.0)  # the window's last events reach everyone

@@ -26,9 +26,9 @@ import { icon } from "./icons.js";
 import { commandLabel } from "./coach.js";
 import { guideOn, setGuide, renderGuide, markGuideTarget } from "./guide.js";
 import { playerLink } from "./account.js";
+import { watchingText } from "./featured.js";
 
 const SLOW_READER = 4413; // the close code of a socket that fell too far behind
-import { watchingText } from "./featured.js";
 
 let commandCounter = 0;
 // Errors after which a command is sent again under its id (docs/protocol.md): it was not decided.
