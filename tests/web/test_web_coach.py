@@ -73,13 +73,17 @@ def test_the_hint_is_offered_in_the_combat_panel(new_page) -> None:
     page.wait_for_selector("#setup-panel")
     place(page, OLYMPIANS)
     started = time.monotonic()
-    # the computer moves first; then Apollo flies onto one of its units (or it attacked first)
-    page.wait_for_selector("#game[data-my-turn=true]", timeout=120_000)
+    # the computer moves first; then Apollo flies onto one of its units (or it attacked first,
+    # and the Olympians are to commit, not to take a turn)
+    page.wait_for_selector("#game[data-my-turn=true], #combat #commit-form", timeout=120_000)
     if not page.locator("#commit-form").count():
-        enemy = page.evaluate(
-            "() => window.olympus.model.units.find((u) => u.side === 'chthonians').region"
-        )
-        move(page, "Apollo", enemy, fly=True)
+        page.click("g.unit[data-unit='Apollo']")
+        page.wait_for_selector("#game[data-selection='Apollo']")
+        page.check("#fly-toggle")
+        enemy = page.locator("g.dest.attack").first.get_attribute("data-region")
+        page.click("#btn-clear")
+        page.wait_for_selector("#game[data-selection='']")
+        move(page, "Apollo", int(enemy), fly=True)
     page.wait_for_selector("#combat #commit-form", timeout=60_000)
     assert page.locator("#btn-hint").count() == 1
     # a hint is for one position: asked once the computer has sealed its commitment
