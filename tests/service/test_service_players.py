@@ -264,6 +264,41 @@ async def test_a_guest_who_signs_up_keeps_the_games_of_that_browser(
     assert error(answer) == (422, "bad_request")
 
 
+async def test_a_guest_may_not_play_under_an_accounts_name(
+    browser: Callable[[], httpx.AsyncClient],
+) -> None:
+    """Creating, joining, or playing the computer as a guest under a name an account has (as
+    names are compared) is refused with ``409 account_name``, nothing created or joined; the
+    account's owner, signed in, plays under it, and a guest under any other name."""
+    owner, guest = browser(), browser()
+    csrf = await sign_up(owner, "Kim Ro")
+    before = (await guest.get("/rooms", params={"status": "open"})).json()["rooms"]
+    for path, body in (
+        ("/rooms", {"side": "olympians", "name": "kim  RO"}),
+        ("/rooms", {"challenge": 2, "name": "Kim Ro"}),
+        ("/rooms/computer", {"side": "olympians", "level": "easy", "name": "KIM RO"}),
+    ):
+        answer = await guest.post(path, json=body)
+        assert error(answer) == (409, "account_name"), (path, answer.text)
+        assert "sign in" in answer.json()["sentence"]
+    assert (await guest.get("/rooms", params={"status": "open"})).json()["rooms"] == before
+
+    room = (await browser().post("/rooms", json={"side": "olympians", "name": "Lu"})).json()
+    refused = await guest.post(f"/rooms/{room['room']}/join", json={"name": "Kim Ro"})
+    assert error(refused) == (409, "account_name")
+    summary = (await guest.get(f"/rooms/{room['room']}")).json()
+    assert summary["status"] == "open" and summary["names"].get("chthonians") is None
+    joined = await guest.post(f"/rooms/{room['room']}/join", json={"name": "Kim Rowe"})
+    assert joined.status_code == 200, joined.text
+
+    created = await owner.post(
+        "/rooms", json={"side": "olympians", "name": "Kim Ro"}, headers={"x-csrf-token": csrf}
+    )
+    assert created.status_code == 201, created.text
+    summary = (await owner.get(f"/rooms/{created.json()['room']}")).json()
+    assert summary["names"]["olympians"] == "Kim Ro" and summary["players"]["olympians"]
+
+
 async def test_rated_games_are_for_two_signed_in_players(
     browser: Callable[[], httpx.AsyncClient],
 ) -> None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 import uuid
 
+import pytest
+
 PASSWORD = "a long enough password"
 
 
@@ -29,6 +31,11 @@ def sign_up(page, name: str) -> None:
     assert page.inner_text("#account-name") == name
 
 
+# Signed out, the laptop's guest tries the account's name on purpose: Chromium logs the 409.
+@pytest.mark.console_errors(
+    r"^laptop: Failed to load resource: the server responded with a status of 409 "
+    r"\(Conflict\) \(\S+/rooms\)$"
+)
 def test_an_account_keeps_its_games_on_another_browser(new_page):
     name = unique("Ann")
     laptop = new_page("laptop", "/")
@@ -44,6 +51,12 @@ def test_an_account_keeps_its_games_on_another_browser(new_page):
     laptop.click("#btn-sign-out")
     laptop.wait_for_selector("#signin-form")
     assert laptop.inner_text("#account-bar").startswith("Sign in")
+    # a guest does not play under an account's name
+    laptop.goto("/#/")
+    laptop.fill("#player-name", name.upper())
+    laptop.click("#btn-invite")
+    laptop.wait_for_selector(".toast-error:has-text('sign in to play under it')")
+    assert "#/play/" not in laptop.url
 
     phone = new_page("phone", "/")
     enter(phone, "signin", name)

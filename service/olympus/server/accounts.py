@@ -111,6 +111,25 @@ class AccountService:
         generation, _ = await self.backend.players.session(account.id, "-")
         return SignedIn(account, sessions.new_claim(account.id, generation))
 
+    async def seat_name(self, name: str | None, account: Account | None) -> str | None:
+        """The display name a request to take a seat gives (``name``, checked by
+        names.check_name: ``422 bad_name`` / ``reserved_name``), None for none. A guest's may
+        not be a name an account has (names compared as accounts' are): ``409 account_name``,
+        so that nobody plays under a rated player's name unsigned; a signed-in player plays
+        under the account's name whatever ``name`` says (lobby.py)."""
+        checked = check_name(name)
+        accounts = self.backend.accounts
+        if checked is None or account is not None or accounts is None:
+            return checked
+        if await accounts.find(name_key(checked)) is not None:
+            raise LobbyError(
+                409,
+                "account_name",
+                "That name belongs to a player's account: sign in to play under it, "
+                "or choose another.",
+            )
+        return checked
+
     async def sign_up(self, name: str, password: str, address: str) -> SignedIn:
         """A new account, signed in (a new session); ``409 name_taken``, ``422 bad_name`` /
         ``reserved_name`` / ``bad_password``, ``429`` past the sign-up limit."""

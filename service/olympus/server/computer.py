@@ -20,7 +20,6 @@ from olympus.rules import Faction
 from olympus.store import Account
 
 from .lobby import CreateRoom, LobbyError, Seated
-from .names import check_name
 
 if TYPE_CHECKING:
     from .services import Services
@@ -96,7 +95,8 @@ async def against_computer(
     person = secrets.choice(list(Faction)).value if side in (None, "random") else side
     computer = Faction(person).enemy.value
     spec = _room_options(request, person)
-    name = check_name(request.name)  # the person's; the computer's seat shows as the computer
+    # the person's; the computer's seat shows as the computer
+    name = await services.accounts.seat_name(request.name, account)
     seated = await services.lobby.create(
         spec, name, computer={computer: request.level}, account=account
     )

@@ -38,7 +38,6 @@ from .http_base import (
 )
 from .lobby import STATUSES, CreateRoom, JoinRoom, LobbyError
 from .metrics import CONTENT_TYPE
-from .names import check_name
 from .room import RoomRuntime
 
 if TYPE_CHECKING:
@@ -82,8 +81,8 @@ async def create_room(request: Request) -> Response:
     if services.overloaded:
         return _overloaded(services)
     spec = await body_of(request, CreateRoom)
-    name = check_name(spec.name)
     player = await _player(request)
+    name = await services.accounts.seat_name(spec.name, player)
     try:
         seated = await services.lobby.create(spec, name, account=player)
     except IllegalCommand as illegal:
@@ -123,7 +122,8 @@ async def join_room(request: Request) -> Response:
     else:
         spec = await body_of(request, JoinRoom)
         player = await _player(request)
-        name, delay = check_name(spec.name), spec.expected_delay()
+        name = await services.accounts.seat_name(spec.name, player)
+        delay = spec.expected_delay()
         seated = await services.lobby.join(room, spec.side, name, player, delay)
         if seated.draws_setup:  # else the room is loaded by its first hello
             await services.start_random_setup(await services.registry.get(room))
