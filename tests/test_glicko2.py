@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from olympus.ratings import DEFAULT, Outcome, Rating, rate
+from olympus.ratings import DEFAULT, Outcome, Rating, idle, rate
 
 
 def test_glickmans_worked_example() -> None:
@@ -28,6 +28,20 @@ def test_a_period_without_games_widens_the_deviation_only() -> None:
     after = rate(player, [])
     assert after.r == player.r and after.sigma == player.sigma
     assert after.rd == pytest.approx((80**2 + (0.06 * 173.7178) ** 2) ** 0.5)
+
+
+def test_time_without_games_widens_as_periods_without_games_do() -> None:
+    """``idle``: one period is the paper's step 6 alone; fractions add up; no time changes
+    nothing; the deviation never passes a new player's; negative time is refused."""
+    player = Rating(1620, 80, 0.06)
+    one, step6 = idle(player, 1), rate(player, [])
+    assert (one.r, one.sigma) == (step6.r, step6.sigma) and one.rd == pytest.approx(step6.rd)
+    assert idle(player, 0) == player
+    assert idle(idle(player, 0.25), 2.75).rd == pytest.approx(idle(player, 3).rd)
+    assert idle(player, 0.5).rd < idle(player, 1).rd
+    assert idle(player, 1e6) == Rating(1620, DEFAULT.rd, 0.06)
+    with pytest.raises(ValueError, match="not negative"):
+        idle(player, -1)
 
 
 def test_a_win_raises_a_loss_lowers_and_a_draw_between_equals_keeps() -> None:

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Mapping
 import pytest
 
 from olympus.store import Backend, Seek, StoreConfig, open_archive
-from olympus.store.players import NameTaken, RatedGame, Standing
+from olympus.store.players import Account, NameTaken, RatedGame, Standing
 from olympus.store.ports import Accounts
 from olympus.store.seeks import first_side, range_of, room_of
 from olympus.store.wiring import open_accounts
@@ -55,12 +55,16 @@ async def test_an_accounts_games_newest_first_each_once(accounts: Accounts) -> N
 def _plus(delta: float) -> object:
     calls = []
 
-    def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+    def rate(before: Mapping[str, Account]) -> dict[str, Standing]:
         calls.append(dict(before))
         sign = {"olympians": 1, "chthonians": -1}
         return {
-            seat: Standing(s.rating + sign[seat] * delta, s.deviation - 10, s.volatility)
-            for seat, s in before.items()
+            seat: Standing(
+                a.standing.rating + sign[seat] * delta,
+                a.standing.deviation - 10,
+                a.standing.volatility,
+            )
+            for seat, a in before.items()
         }
 
     rate.calls = calls  # type: ignore[attr-defined]
@@ -93,6 +97,25 @@ async def test_a_game_is_rated_once_however_often_and_however_many_at_once(
     assert (ann_now.standing.rating, ann_now.rated_games, ann_now.rated_ms) == (1520, 1, 9_000)
     assert (bo_now.standing.rating, bo_now.standing.deviation) == (1480, 340)
     assert await accounts.changes("room-2") == []
+
+
+async def test_a_rating_is_given_both_accounts_as_they_stand(accounts: Accounts) -> None:
+    """What a game's rating computes from: each seat's account after the games rated before it,
+    its standing, count and the time of the last (the deviation widens with the time since)."""
+    ann = await accounts.create("Ann", "ann", "h", 1, START)
+    bo = await accounts.create("Bo", "bo", "h", 1, START)
+    seats = {"olympians": ann.id, "chthonians": bo.id}
+    score = {"olympians": 1.0, "chthonians": 0.0}
+    first, second = _plus(10), _plus(10)
+    await accounts.rate(RatedGame("r0", seats, score, "olympians", 4_000), first)  # type: ignore[arg-type]
+    await accounts.rate(RatedGame("r1", seats, score, "olympians", 7_000), second)  # type: ignore[arg-type]
+    for rate, games, last, rating in ((first, 0, None, 1500), (second, 1, 4_000, 1510)):
+        (held,) = rate.calls  # type: ignore[attr-defined]
+        assert {s: (a.id, a.rated_games, a.rated_ms) for s, a in held.items()} == {
+            "olympians": (ann.id, games, last),
+            "chthonians": (bo.id, games, last),
+        }
+        assert held["olympians"].standing.rating == rating
 
 
 async def test_history_and_leaderboard(accounts: Accounts) -> None:

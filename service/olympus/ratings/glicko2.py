@@ -3,8 +3,9 @@ its volatility, updated from the results of one rating period.
 
 Each rated game is a rating period of its own for both players, as online game sites rate
 (the player's rating before the game, one result): ``rate(player, [Outcome(opponent,
-score)])``. A period without games only widens the deviation (``rate(player, [])``). Pure
-functions of their arguments; the scale is Glicko's (1500 for a new player, deviation 350).
+score)])``. A period without games only widens the deviation (``rate(player, [])``); so does
+time without games, in periods or fractions of one (``idle``). Pure functions of their
+arguments; the scale is Glicko's (1500 for a new player, deviation 350).
 """
 
 from __future__ import annotations
@@ -70,6 +71,18 @@ def rate(player: Rating, games: Sequence[Outcome], tau: float = TAU) -> Rating:
     phi_new = 1 / math.sqrt(1 / (phi_star * phi_star) + 1 / v)  # step 7
     mu_new = mu + phi_new * phi_new * improvement
     return Rating(SCALE * mu_new + 1500, SCALE * phi_new, sigma)  # step 8
+
+
+def idle(player: Rating, periods: float) -> Rating:
+    """The rating after ``periods`` rating periods without games (step 6 of the paper for
+    each: the deviation's square on Glicko-2's scale grows by the volatility's square a
+    period, by its share for a fraction of one), its deviation at most a new player's
+    (``DEFAULT.rd``, or the player's own if wider). ``ValueError`` for ``periods`` below 0."""
+    if periods < 0:
+        raise ValueError("a time without games is not negative")
+    phi = player.rd / SCALE
+    widened = math.sqrt(phi * phi + periods * player.sigma**2) * SCALE
+    return Rating(player.r, min(widened, max(player.rd, DEFAULT.rd)), player.sigma)
 
 
 def _volatility(phi: float, sigma: float, v: float, delta: float, tau: float) -> float:

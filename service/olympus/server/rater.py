@@ -12,7 +12,10 @@ pass takes the rooms due, claims each for ``rating_lease_seconds`` and rates it:
 
 Killed at any step (``kill -9`` in the middle of the transaction included), the room stays
 queued and the next pass after the lease rates it, once. Loss by absence (R12) is a loss.
-Each game is a rating period of its own for both players (ratings/glicko2.py).
+Each game is a rating period of its own for both players (ratings/glicko2.py); before it, a
+player's deviation widens by the time since the player's last rated game, one rating period
+per ``IDLE_DAYS_PER_PERIOD`` days (``glicko2.idle``): a rating not played for long is less
+certain, and the first games after a break move it further.
 """
 
 from __future__ import annotations
@@ -26,7 +29,15 @@ import msgpack
 
 from olympus.ratings import glicko2
 from olympus.rules import Faction
-from olympus.store import Backend, RatedGame, RatingChange, RoomNotFound, Standing, StoreUnavailable
+from olympus.store import (
+    Account,
+    Backend,
+    RatedGame,
+    RatingChange,
+    RoomNotFound,
+    Standing,
+    StoreUnavailable,
+)
 
 from .archiver import last_end
 from .lobby import seat_accounts
@@ -38,6 +49,12 @@ log = logging.getLogger("olympus.server.rater")
 # Called after each step of a room's rating ("read", "rating" inside the transaction, "rated",
 # "done") with the room: what tests kill the process at.
 StepHook = Callable[[str, str], None]
+
+
+# One rating period of widening per this many days without a rated game: from a deviation of
+# 50, a month away widens it to 54, a year to 90, three years to 140 (at volatility 0.06).
+IDLE_DAYS_PER_PERIOD = 7.0
+DAY_MS = 86_400_000
 
 
 def _now_ms() -> int:
@@ -54,19 +71,32 @@ def scores(result: str) -> dict[str, float] | None:
     return None
 
 
-def glicko(scored: Mapping[str, float]) -> Callable[[Mapping[str, Standing]], dict[str, Standing]]:
-    """The ``Rating`` of one game: each seat's Glicko-2 period of one game against the
-    other's standing before it."""
+def idle_periods(last_rated_ms: int | None, at_ms: int) -> float:
+    """The rating periods (and fraction of one) between a player's last rated game
+    (``last_rated_ms``, None before any) and this one's rating at ``at_ms``: 0 for a player
+    never rated (a new player's deviation is a new player's) or for clocks out of order."""
+    if last_rated_ms is None:
+        return 0.0
+    return max(0, at_ms - last_rated_ms) / (IDLE_DAYS_PER_PERIOD * DAY_MS)
 
-    def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+
+def glicko(
+    scored: Mapping[str, float], at_ms: int
+) -> Callable[[Mapping[str, Account]], dict[str, Standing]]:
+    """The ``Rating`` of one game rated at ``at_ms``: each seat's standing widened by its
+    time without rated games (``idle_periods``), then a Glicko-2 period of one game against
+    the other's standing so widened."""
+
+    def rate(before: Mapping[str, Account]) -> dict[str, Standing]:
+        now = {}
+        for seat, account in before.items():
+            s = account.standing
+            rating = glicko2.Rating(s.rating, s.deviation, s.volatility)
+            now[seat] = glicko2.idle(rating, idle_periods(account.rated_ms, at_ms))
         after = {}
-        for seat, standing in before.items():
-            other = before[Faction(seat).enemy.value]
-            opponent = glicko2.Rating(other.rating, other.deviation, other.volatility)
-            new = glicko2.rate(
-                glicko2.Rating(standing.rating, standing.deviation, standing.volatility),
-                [glicko2.Outcome(opponent, scored[seat])],
-            )
+        for seat, rating in now.items():
+            opponent = now[Faction(seat).enemy.value]
+            new = glicko2.rate(rating, [glicko2.Outcome(opponent, scored[seat])])
             after[seat] = Standing(new.r, new.rd, new.sigma)
         return after
 
@@ -129,9 +159,9 @@ class Rater:
         self._step("read", room_id)
         changes: list[RatingChange] = []
         if game is not None:
-            rating = glicko(game.scores)
+            rating = glicko(game.scores, game.at_ms)
 
-            def rate(before: Mapping[str, Standing]) -> dict[str, Standing]:
+            def rate(before: Mapping[str, Account]) -> dict[str, Standing]:
                 self._step("rating", room_id)  # inside the transaction
                 return rating(before)
 

@@ -77,11 +77,9 @@ class MemoryAccounts:
         check_room_id(game.room_id)
         with self._lock:
             if game.room_id not in self._changes:
-                before = {
-                    seat: self._accounts[account].standing
-                    for seat, account in game.accounts.items()
-                }
-                after = rating(before)
+                seated = {seat: self._accounts[a] for seat, a in game.accounts.items()}
+                before = {seat: account.standing for seat, account in seated.items()}
+                after = rating(seated)
                 changes = []
                 for seat, account_id in sorted(game.accounts.items()):
                     account = self._accounts[account_id]

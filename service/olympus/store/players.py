@@ -64,8 +64,9 @@ class RatingChange:
     rated_ms: int
 
 
-# Given each seat's standing before a game (seat -> standing), each seat's after it.
-Rating = Callable[[Mapping[str, Standing]], Mapping[str, Standing]]
+# Given each seat's account as it stands before a game (seat -> account: its standing and when
+# it was last rated), each seat's standing after it.
+Rating = Callable[[Mapping[str, Account]], Mapping[str, Standing]]
 
 
 class NameTaken(EventStoreError):

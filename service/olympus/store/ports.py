@@ -357,8 +357,9 @@ class Accounts(Protocol):
 
     async def rate(self, game: RatedGame, rating: Rating) -> list[RatingChange]:
         """Rate ``game`` once: the first call for its room gives each seat's account the
-        standing ``rating`` computes from both standings before it, in one transaction, and
-        returns the changes; every later call changes nothing and returns those kept."""
+        standing ``rating`` computes from both accounts as they stand before it (held until
+        the end of the transaction), in one transaction, and returns the changes; every later
+        call changes nothing and returns those kept."""
         ...
 
     async def changes(self, room_id: str) -> list[RatingChange]:

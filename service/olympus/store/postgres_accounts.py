@@ -145,10 +145,9 @@ class PostgresAccounts:
             sorted(set(game.accounts.values())),
         )
         held = {row["id"]: _account(row) for row in rows}
-        before: Mapping[str, Standing] = {
-            seat: held[account].standing for seat, account in game.accounts.items()
-        }
-        after = rating(before)
+        seated = {seat: held[account] for seat, account in game.accounts.items()}
+        before: Mapping[str, Standing] = {seat: a.standing for seat, a in seated.items()}
+        after = rating(seated)
         for seat, account in game.accounts.items():
             new = after[seat]
             await connection.execute(
