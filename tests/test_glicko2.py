@@ -36,7 +36,8 @@ def test_time_without_games_widens_as_periods_without_games_do() -> None:
     player = Rating(1620, 80, 0.06)
     one, step6 = idle(player, 1), rate(player, [])
     assert (one.r, one.sigma) == (step6.r, step6.sigma) and one.rd == pytest.approx(step6.rd)
-    assert idle(player, 0) == player
+    for rd in (60.0, 80.0, 123.4):  # exactly, whatever the deviation
+        assert idle(Rating(1620, rd, 0.06), 0) == Rating(1620, rd, 0.06)
     assert idle(idle(player, 0.25), 2.75).rd == pytest.approx(idle(player, 3).rd)
     assert idle(player, 0.5).rd < idle(player, 1).rd
     assert idle(player, 1e6) == Rating(1620, DEFAULT.rd, 0.06)

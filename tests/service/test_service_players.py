@@ -272,7 +272,14 @@ async def test_a_guest_may_not_play_under_an_accounts_name(
     account's owner, signed in, plays under it, and a guest under any other name."""
     owner, guest = browser(), browser()
     csrf = await sign_up(owner, "Kim Ro")
-    before = (await guest.get("/rooms", params={"status": "open"})).json()["rooms"]
+
+    async def rooms() -> list[Any]:
+        return [
+            (await guest.get("/rooms", params={"status": status})).json()["rooms"]
+            for status in ("open", "live")
+        ]
+
+    before = await rooms()
     for path, body in (
         ("/rooms", {"side": "olympians", "name": "kim  RO"}),
         ("/rooms", {"challenge": 2, "name": "Kim Ro"}),
@@ -281,7 +288,7 @@ async def test_a_guest_may_not_play_under_an_accounts_name(
         answer = await guest.post(path, json=body)
         assert error(answer) == (409, "account_name"), (path, answer.text)
         assert "sign in" in answer.json()["sentence"]
-    assert (await guest.get("/rooms", params={"status": "open"})).json()["rooms"] == before
+    assert await rooms() == before
 
     room = (await browser().post("/rooms", json={"side": "olympians", "name": "Lu"})).json()
     refused = await guest.post(f"/rooms/{room['room']}/join", json={"name": "Kim Ro"})
@@ -297,6 +304,42 @@ async def test_a_guest_may_not_play_under_an_accounts_name(
     assert created.status_code == 201, created.text
     summary = (await owner.get(f"/rooms/{created.json()['room']}")).json()
     assert summary["names"]["olympians"] == "Kim Ro" and summary["players"]["olympians"]
+    # signed in, another account's name is no way in either: the seat takes the player's own
+    other = browser()
+    other_csrf = await sign_up(other, "Nell")
+    joined = await other.post(
+        f"/rooms/{created.json()['room']}/join",
+        json={"name": "Kim Ro"},
+        headers={"x-csrf-token": other_csrf},
+    )
+    assert joined.status_code == 200, joined.text
+    summary = (await other.get(f"/rooms/{created.json()['room']}")).json()
+    assert summary["names"] == {"olympians": "Kim Ro", "chthonians": "Nell"}
+
+
+async def test_a_rematch_drops_a_guests_name_an_account_has_taken_since(
+    browser: Callable[[], httpx.AsyncClient], players_server: ServerThread
+) -> None:
+    """Two guests play, one resigns; an account is then made under one guest's name: the
+    rematch shows that guest without a name, the other under theirs."""
+    guest = browser()
+    created = (await guest.post("/rooms", json={"side": "olympians", "name": "Oda"})).json()
+    joined = (await guest.post(f"/rooms/{created['room']}/join", json={"name": "Pim"})).json()
+    tokens = {Faction.OLYMPIANS: created["token"], Faction.CHTHONIANS: joined["token"]}
+    game = Game(created["room"], created["epoch"], tokens)
+    resigner = await seat(players_server.ws_url, game, Faction.CHTHONIANS)
+    ack = await resigner.command("give-up", {"type": "resign"})
+    assert ack["type"] == "ack", ack
+    await resigner.close()
+    await sign_up(browser(), "ODA")
+    rematch = await guest.post(
+        f"/rooms/{created['room']}/rematch",
+        headers={"authorization": f"Bearer {created['token']}"},
+    )
+    assert rematch.status_code == 200, rematch.text
+    summary = (await guest.get(f"/rooms/{rematch.json()['room']}")).json()
+    assert summary["names"].get("chthonians") is None  # Oda played the Olympians
+    assert summary["names"]["olympians"] == "Pim"
 
 
 async def test_rated_games_are_for_two_signed_in_players(

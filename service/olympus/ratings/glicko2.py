@@ -80,8 +80,8 @@ def idle(player: Rating, periods: float) -> Rating:
     (``DEFAULT.rd``, or the player's own if wider). ``ValueError`` for ``periods`` below 0."""
     if periods < 0:
         raise ValueError("a time without games is not negative")
-    phi = player.rd / SCALE
-    widened = math.sqrt(phi * phi + periods * player.sigma**2) * SCALE
+    # on Glicko's scale (φ² + t σ² times SCALE²): no time gives the deviation back exactly
+    widened = math.sqrt(player.rd**2 + periods * (player.sigma * SCALE) ** 2)
     return Rating(player.r, min(widened, max(player.rd, DEFAULT.rd)), player.sigma)
 
 

@@ -12,12 +12,21 @@ the answer nor its time tells whether the name exists (a profile tells no more t
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from olympus.ratings.glicko2 import DEFAULT
-from olympus.store import Account, Accounts, Backend, NameTaken, RatingChange, Standing
+from olympus.store import (
+    Account,
+    Accounts,
+    Backend,
+    NameTaken,
+    RatingChange,
+    Standing,
+    StoreUnavailable,
+)
 
 from . import sessions
 from .lobby import LobbyError
@@ -25,6 +34,8 @@ from .names import check_name
 from .passwords import MAX_LENGTH, MIN_LENGTH, Passwords
 from .sessions import SessionClaim
 from .tokens import SeatClaim
+
+log = logging.getLogger(__name__)
 
 # (attempts, window in seconds) per kind of key: sign-ins per name and per address, sign-ups
 # per address.
@@ -118,10 +129,7 @@ class AccountService:
         so that nobody plays under a rated player's name unsigned; a signed-in player plays
         under the account's name whatever ``name`` says (lobby.py)."""
         checked = check_name(name)
-        accounts = self.backend.accounts
-        if checked is None or account is not None or accounts is None:
-            return checked
-        if await accounts.find(name_key(checked)) is not None:
+        if checked is not None and account is None and await self._an_accounts(checked):
             raise LobbyError(
                 409,
                 "account_name",
@@ -129,6 +137,24 @@ class AccountService:
                 "or choose another.",
             )
         return checked
+
+    async def guest_name(self, name: str) -> str | None:
+        """A guest's name carried into a rematch (lobby.py): None (no name) if an account
+        has it by now, else the name."""
+        return None if await self._an_accounts(name) else name
+
+    async def _an_accounts(self, name: str) -> bool:
+        """Whether an account has ``name`` (as names are compared). False where this server
+        keeps no accounts, or while the archive's PostgreSQL does not answer: a guest's game
+        does not wait for it (docs/operations.md, "PostgreSQL down")."""
+        accounts = self.backend.accounts
+        if accounts is None:
+            return False
+        try:
+            return await accounts.find(name_key(name)) is not None
+        except StoreUnavailable as error:
+            log.warning("guest name not checked", extra={"error": repr(error)})
+            return False
 
     async def sign_up(self, name: str, password: str, address: str) -> SignedIn:
         """A new account, signed in (a new session); ``409 name_taken``, ``422 bad_name`` /

@@ -143,7 +143,7 @@ async def rematch(request: Request) -> Response:
     """A finished game's rematch for the seat of the token (api.md): same options, sides
     swapped; created by the first of the two players to ask."""
     services = services_of(request)
-    seated = await services.lobby.rematch(_bearer(request))
+    seated = await services.lobby.rematch(_bearer(request), services.accounts.guest_name)
     await services.start_random_setup(await services.registry.get(seated.room))
     return JSONResponse(seated_body(seated))
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -215,10 +215,16 @@ class Lobby:
         for seat, account in players.items():
             await self._note_game(account.id, room, seat)
 
-    async def rematch(self, claim: SeatClaim) -> Seated:
+    async def rematch(
+        self,
+        claim: SeatClaim,
+        guest_name: Callable[[str], Awaitable[str | None]] | None = None,
+    ) -> Seated:
         """A finished game's rematch (api.md): the same options, the sides swapped, both seats
         held for the two players from the start (nobody else can take them). The first to ask
-        creates it; each player gets the token of the side it did not play."""
+        creates it; each player gets the token of the side it did not play. A guest's name is
+        carried as ``guest_name`` gives it (None: none; accounts.py drops a name an account
+        has by now); an account's seat keeps the account's name."""
         await self.check_generation(claim)
         if claim.seat not in SEATS:
             raise LobbyError(409, "no_seat", "A host token holds no seat yet.")
@@ -230,6 +236,9 @@ class Lobby:
         if room == fresh:
             held = await self.seats.fields(claim.room)
             names, accounts = seat_names(held), seat_accounts(held)
+            for s, n in names.items():
+                if n and s not in accounts and guest_name is not None:
+                    names[s] = await guest_name(n)
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}
             seats |= {f"account:{Faction(s).enemy.value}": a for s, a in accounts.items()}

@@ -189,7 +189,9 @@ class Rater:
             return None
         if len(set(accounts.values())) != 2:  # one account on both sides: nothing to rate
             return None
-        return RatedGame(room_id, accounts, scored, ended.result, _now_ms())
+        # its end: the last event's time as its writer gave it (now, where the log keeps none)
+        ended_ms = stored[-1].at_ms if stored and stored[-1].at_ms else _now_ms()
+        return RatedGame(room_id, accounts, scored, ended.result, ended_ms)
 
     def _step(self, step: str, room_id: str) -> None:
         if self.on_step is not None:

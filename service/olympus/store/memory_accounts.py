@@ -87,7 +87,7 @@ class MemoryAccounts:
                         account,
                         standing=after[seat],
                         rated_games=account.rated_games + 1,
-                        rated_ms=game.at_ms,
+                        rated_ms=max(account.rated_ms or 0, game.at_ms),
                     )
                     changes.append(
                         RatingChange(

@@ -27,7 +27,7 @@ class Standing:
 class Account:
     """A player's account: ``name`` as typed, ``name_key`` as names are compared (unique),
     the password's hash (never leaves the server), the standing and how many rated games
-    made it, ``rated_ms`` the end of the last one (None before any)."""
+    made it, ``rated_ms`` the latest end among them (None before any)."""
 
     id: int
     name: str

@@ -152,7 +152,7 @@ class PostgresAccounts:
             new = after[seat]
             await connection.execute(
                 "UPDATE accounts SET rating = $2, deviation = $3, volatility = $4,"
-                " rated_games = rated_games + 1, rated_ms = $5 WHERE id = $1",
+                " rated_games = rated_games + 1, rated_ms = GREATEST(rated_ms, $5) WHERE id = $1",
                 account,
                 new.rating,
                 new.deviation,
