@@ -38,8 +38,6 @@ def test_hint_then_the_analysis_of_a_game_lost_to_the_computer(new_page) -> None
     page.goto(f"/#/replay/{room}")
     page.wait_for_selector("#win-chart .win-point", timeout=120_000)
     assert page.locator("#win-chart .win-point").count() >= 3
-    marked = page.locator("#win-chart .win-point.mark-blunder, #win-chart .win-point.mark-mistake")
-    assert marked.count() >= 1
     assert page.locator("#replay-log .mark").count() >= 1
     # Liturgies down to 0 Honor lose the game: one of them is marked (a combat the computer
     # started may be marked too)

@@ -129,7 +129,7 @@ class AccountService:
         so that nobody plays under a rated player's name unsigned; a signed-in player plays
         under the account's name whatever ``name`` says (lobby.py)."""
         checked = check_name(name)
-        if checked is not None and account is None and await self._an_accounts(checked):
+        if checked is not None and account is None and await self._account_has(checked):
             raise LobbyError(
                 409,
                 "account_name",
@@ -141,9 +141,9 @@ class AccountService:
     async def guest_name(self, name: str) -> str | None:
         """A guest's name carried into a rematch (lobby.py): None (no name) if an account
         has it by now, else the name."""
-        return None if await self._an_accounts(name) else name
+        return None if await self._account_has(name) else name
 
-    async def _an_accounts(self, name: str) -> bool:
+    async def _account_has(self, name: str) -> bool:
         """Whether an account has ``name`` (as names are compared). False where this server
         keeps no accounts, or while the archive's PostgreSQL does not answer: a guest's game
         does not wait for it (docs/operations.md, "PostgreSQL down")."""

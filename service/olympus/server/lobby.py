@@ -218,7 +218,7 @@ class Lobby:
     async def rematch(
         self,
         claim: SeatClaim,
-        guest_name: Callable[[str], Awaitable[str | None]] | None = None,
+        guest_name: Callable[[str], Awaitable[str | None]],
     ) -> Seated:
         """A finished game's rematch (api.md): the same options, the sides swapped, both seats
         held for the two players from the start (nobody else can take them). The first to ask
@@ -237,7 +237,7 @@ class Lobby:
             held = await self.seats.fields(claim.room)
             names, accounts = seat_names(held), seat_accounts(held)
             for s, n in names.items():
-                if n and s not in accounts and guest_name is not None:
+                if n and s not in accounts:
                     names[s] = await guest_name(n)
             seats: Seats = {s: 1 for s in SEATS}
             seats |= {f"name:{Faction(s).enemy.value}": n for s, n in names.items() if n}

@@ -88,14 +88,14 @@ def glicko(
     the other's standing so widened."""
 
     def rate(before: Mapping[str, Account]) -> dict[str, Standing]:
-        now = {}
+        widened = {}
         for seat, account in before.items():
             s = account.standing
             rating = glicko2.Rating(s.rating, s.deviation, s.volatility)
-            now[seat] = glicko2.idle(rating, idle_periods(account.rated_ms, at_ms))
+            widened[seat] = glicko2.idle(rating, idle_periods(account.rated_ms, at_ms))
         after = {}
-        for seat, rating in now.items():
-            opponent = now[Faction(seat).enemy.value]
+        for seat, rating in widened.items():
+            opponent = widened[Faction(seat).enemy.value]
             new = glicko2.rate(rating, [glicko2.Outcome(opponent, scored[seat])])
             after[seat] = Standing(new.r, new.rd, new.sigma)
         return after
@@ -190,7 +190,7 @@ class Rater:
         if len(set(accounts.values())) != 2:  # one account on both sides: nothing to rate
             return None
         # its end: the last event's time as its writer gave it (now, where the log keeps none)
-        ended_ms = stored[-1].at_ms if stored and stored[-1].at_ms else _now_ms()
+        ended_ms = stored[-1].at_ms or _now_ms()
         return RatedGame(room_id, accounts, scored, ended.result, ended_ms)
 
     def _step(self, step: str, room_id: str) -> None:
